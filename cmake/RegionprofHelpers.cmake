@@ -1,0 +1,41 @@
+# Shared build helpers: warnings policy and Boost.Test discovery (one ctest test per test case).
+
+# Warnings as errors on our own code only (never on third-party headers, which come in as SYSTEM).
+function(regionprof_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Werror>)
+endfunction()
+
+set(REGIONPROF_DISCOVER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/BoostTestDiscover.cmake)
+
+# regionprof_add_boost_test(<target> SOURCES ... [LIBS ...] [LABELS ...] [ENVIRONMENT ...] [TIMEOUT s])
+#
+# Builds a Boost.Test program and registers each of its test cases as its own ctest test named
+# `<suite>/<case>`, discovered after each build from `--list_content` (like gtest_discover_tests).
+# A test case that exits with code 77 is reported by ctest as skipped (used for `gpu` tests without a
+# device and for tests whose data folder is not set).
+function(regionprof_add_boost_test target)
+  cmake_parse_arguments(arg "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENVIRONMENT" ${ARGN})
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 300)
+  endif()
+  add_executable(${target} ${arg_SOURCES})
+  target_link_libraries(${target} PRIVATE ${arg_LIBS} Boost::unit_test_framework)
+  target_compile_definitions(${target} PRIVATE BOOST_TEST_DYN_LINK)
+  regionprof_warnings(${target})
+  set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake)
+  string(REPLACE ";" "\\;" env "${arg_ENVIRONMENT}")
+  string(REPLACE ";" "\\;" labels "${arg_LABELS}")
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND}
+      -D "EXECUTABLE=$<TARGET_FILE:${target}>"
+      -D "OUTPUT=${include_file}"
+      -D "LABELS=${labels}"
+      -D "ENVIRONMENT=${env}"
+      -D "TIMEOUT=${arg_TIMEOUT}"
+      -D "WORKING_DIRECTORY=${PROJECT_SOURCE_DIR}"
+      -P ${REGIONPROF_DISCOVER_SCRIPT}
+    BYPRODUCTS ${include_file}
+    VERBATIM)
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
+endfunction()

@@ -1,0 +1,138 @@
+// Attribution of a trace's CPU and device time to runs and regions (DESIGN.md, Attribution rules 1-10).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionprof/trace.hpp"
+#include "regionprof/warnings.hpp"
+
+namespace regionprof {
+
+/// How a name_rule's pattern is compared with a range's name.
+enum class match_kind : std::uint8_t {
+  exact = 0,   ///< the whole name equals `pattern`
+  prefix = 1,  ///< the name starts with `pattern`
+  regex = 2,   ///< ECMAScript regex that must match the whole name
+};
+
+/// Maps a range name to a run marker or a region.
+///
+/// Region ids are `kind + ":" + part`, where part is: for `exact`, the whole name; for `prefix`, the
+/// name without the prefix; for `regex`, the first capture group, or the whole name without one.
+/// Rules are evaluated once per distinct (name, domain), never per event. API calls never match.
+///
+/// ```
+/// regionprof::name_rule layers{regionprof::match_kind::regex, "layer_(.*)", "layer"};
+/// // "layer_3" -> region id "layer:3"
+/// ```
+struct name_rule {
+  match_kind match = match_kind::exact;
+  std::string pattern;
+  std::string kind = "region";  ///< region kind (ignored for run markers)
+  std::string domain;           ///< NVTX domain the range must be in; empty matches every domain
+};
+
+/// The run marker the harness emits: `regionprof.profiled_run` in domain `regionprof`.
+name_rule default_run_marker();
+/// The reference module's two region kinds: prefixes `aot_module:` and `untuned_module:`.
+std::vector<name_rule> default_region_rules();
+
+/// Parses the CLI form `REGEX[=KIND]` (KIND defaults to `region`; KIND is the text after the last
+/// `=` when it is an identifier, so a regex may itself contain `=`). Throws std::invalid_argument with
+/// the reason when REGEX is not a valid ECMAScript regex.
+name_rule parse_region_arg(std::string_view arg);
+
+/// Every knob of the analysis in one place.
+///
+/// ```
+/// regionprof::analysis_options options;
+/// options.run_marker = {regionprof::match_kind::regex, "ProfilerStep#\\d+"};
+/// options.region_rules = {regionprof::parse_region_arg("## (.*) ##=phase")};
+/// auto result = regionprof::analyze(trace, options);
+/// ```
+struct analysis_options {
+  name_rule run_marker = default_run_marker();
+  std::vector<name_rule> region_rules = default_region_rules();  ///< first matching rule wins
+  bool cross_thread = false;  ///< attribute work of threads without a marker (rule 9)
+  std::size_t row_limit = 20;  ///< key-average rows per view
+  std::size_t skip_runs = 0;   ///< discard the first N markers in time (warm-up runs)
+};
+
+/// One observed region (report `regions`).
+struct region_info {
+  std::string id;           ///< `kind:name`
+  std::string name;         ///< the part after `kind:`
+  std::string kind;
+  std::string module_type;  ///< the module's type name for adapter regions, "-" otherwise
+};
+
+/// A region's totals within one run. Index `region` points into analysis_result::regions.
+struct region_aggregate {
+  std::uint32_t region = 0;
+  std::uint64_t calls = 0;          ///< topmost instances on the marker's thread
+  std::int64_t cpu_time_ns = 0;     ///< sum of those instances' durations
+  std::optional<std::int64_t> device_time_ns;          ///< present iff the trace has device data
+  std::optional<std::int64_t> off_thread_cpu_time_ns;  ///< present iff seen off-thread (cross_thread)
+};
+
+/// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
+struct run_result {
+  std::size_t run_index = 0;
+  std::int64_t wall_time_ns = 0;  ///< harness wall time, else the marker's duration
+  std::int64_t cpu_time_ns = 0;   ///< the marker's duration
+  std::optional<std::int64_t> device_time_ns;  ///< busy-sum of the run's device ops
+  std::optional<std::int64_t> device_busy_ns;  ///< union of their intervals
+  std::optional<std::int64_t> device_span_ns;  ///< first start to last end
+  std::vector<region_aggregate> regions;       ///< in order of first appearance in the run
+  std::int64_t residual_cpu_ns = 0;            ///< max(0, cpu_time_ns - sum of regions)
+  std::optional<std::int64_t> residual_device_ns;
+};
+
+/// `CPU` rows are CPU intervals, `CUDA` rows device ops.
+enum class device_type : std::uint8_t { cpu = 0, cuda = 1 };
+/// "CPU" or "CUDA".
+std::string_view to_string(device_type type) noexcept;
+
+/// One key-average row: all events of all measured runs with this (name, device type).
+struct key_average_row {
+  std::string key;
+  device_type type = device_type::cpu;
+  std::uint64_t count = 0;
+  std::int64_t self_cpu_time_ns = 0;
+  std::int64_t cpu_time_total_ns = 0;
+  std::optional<std::int64_t> self_device_time_ns;   ///< present iff device data
+  std::optional<std::int64_t> device_time_total_ns;  ///< present iff device data
+};
+
+/// One sorted, row-limited view of the key averages.
+struct key_average_view {
+  std::string sort_by;  ///< "cpu_time_total" or "device_time_total"
+  std::size_t row_limit = 20;
+  std::vector<key_average_row> rows;
+};
+
+/// Everything the reports show.
+struct analysis_result {
+  bool has_device_data = false;
+  std::vector<run_result> runs;
+  std::vector<region_info> regions;  ///< regions that owned time in some run, first-seen order
+  key_average_view cpu_time_total;
+  std::optional<key_average_view> device_time_total;  ///< present iff device data
+  std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
+};
+
+/// Applies DESIGN.md's attribution rules. Never throws on odd data: anomalies become warnings.
+/// Throws std::invalid_argument only for an invalid rule (naming the rule and the reason).
+///
+/// ```
+/// auto result = regionprof::analyze(trace, regionprof::analysis_options{});
+/// for (auto& run : result.runs) std::printf("%zu: %lld ns\n", run.run_index, run.cpu_time_ns);
+/// ```
+analysis_result analyze(const trace& input, const analysis_options& options);
+
+}  // namespace regionprof

@@ -1,0 +1,39 @@
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "regionprof/profile.hpp"
+
+namespace regionprof {
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("regionprof: cannot open '" + path + "' for writing");
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error("regionprof: writing '" + path + "' failed (disk full?)");
+}
+
+}  // namespace
+
+Profile::Profile(trace source, analysis_options options, report_context context)
+    : source_(std::move(source)), options_(std::move(options)), context_(std::move(context)),
+      result_(analyze(source_, options_)) {}
+
+std::string Profile::json() const { return to_json(result_, source_, options_, context_); }
+
+std::string Profile::markdown() const { return to_markdown(result_, source_, options_, context_); }
+
+std::string Profile::chrome_trace() const {
+  std::ostringstream out;
+  write_chrome_trace(source_, out);
+  return std::move(out).str();
+}
+
+void Profile::write_json(const std::string& path) const { write_file(path, json()); }
+void Profile::write_markdown(const std::string& path) const { write_file(path, markdown()); }
+void Profile::write_trace(const std::string& path) const { write_file(path, chrome_trace()); }
+
+}  // namespace regionprof
