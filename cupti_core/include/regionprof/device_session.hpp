@@ -1,0 +1,51 @@
+// The device half of a profiling session: the narrow boundary between the harness and CUPTI.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "regionprof/trace.hpp"
+
+namespace regionprof {
+
+/// Settings of device tracing.
+struct device_options {
+  std::size_t buffer_bytes = 4u << 20;         ///< size of one activity buffer (CUPTI wants 8-byte aligned)
+  std::size_t max_buffer_bytes = 256u << 20;   ///< cap on all buffers together; past it records are dropped
+  bool synchronization_records = false;       ///< also record CUPTI SYNCHRONIZATION activities
+};
+
+/// Collects device activity for one profiling session. The harness drives it in this order:
+/// start() once before the first (internal warm-up) run, synchronize() around every measured run, stop()
+/// once at the end. Implementations never throw from synchronize(); anomalies become trace warnings.
+///
+/// ```
+/// auto device = regionprof::make_device_session();
+/// if (!device->available()) std::puts(device->unavailable_reason().c_str());
+/// device->start(); run(); device->synchronize(); device->stop(trace);
+/// ```
+class device_session {
+ public:
+  virtual ~device_session() = default;
+
+  /// True when device activity can be recorded (driver, device and CUPTI present).
+  virtual bool available() const = 0;
+  /// Why not, naming what is missing (no driver, no device, no CUPTI, another subscriber); empty if available.
+  virtual std::string unavailable_reason() const = 0;
+  /// Allocates the buffer pool and enables collection. Throws std::runtime_error (with how to fix it)
+  /// only for setup errors of an available device.
+  virtual void start() = 0;
+  /// Waits until the device has finished all work launched so far; no-op without a device.
+  virtual void synchronize() = 0;
+  /// Flushes and disables collection; appends device ops, API calls (as CPU intervals with correlation
+  /// ids, on threads added to `out`), warnings, and sets out.device_tracing. Timestamps are ns on
+  /// monotonic_now_ns()'s timeline. Without a device: adds DEVICE_TRACING_UNAVAILABLE saying why.
+  virtual void stop(trace& out) = 0;
+};
+
+/// A CUPTI-backed session when the driver and CUPTI load, else one that reports why not and records
+/// nothing. Never links libcuda: everything is loaded with dlopen.
+std::unique_ptr<device_session> make_device_session(const device_options& options = {});
+
+}  // namespace regionprof
