@@ -1,0 +1,114 @@
+#include "analysis/name_classifier.hpp"
+
+#include <stdexcept>
+
+namespace regionprof::detail {
+
+namespace {
+
+std::string_view match_name(match_kind kind) {
+  switch (kind) {
+    case match_kind::exact: return "exact";
+    case match_kind::prefix: return "prefix";
+    case match_kind::regex: return "regex";
+  }
+  return "exact";
+}
+
+}  // namespace
+
+name_classifier::compiled_rule name_classifier::compile(const name_rule& rule, const char* role) const {
+  compiled_rule compiled;
+  compiled.rule = &rule;
+  if (rule.match == match_kind::regex) {
+    try {
+      compiled.regex.emplace(rule.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument(std::string(role) + " rule regex '" + rule.pattern +
+                                  "' is not a valid ECMAScript regex: " + e.what());
+    }
+    compiled.has_group = compiled.regex->mark_count() >= 1;
+  } else if (rule.match != match_kind::exact && rule.match != match_kind::prefix) {
+    throw std::invalid_argument(std::string(role) + " rule '" + rule.pattern + "' has an unknown match kind " +
+                                std::to_string(static_cast<int>(rule.match)));
+  }
+  if (!rule.domain.empty()) {
+    compiled.domain_absent = true;
+    const name_id id = trace_.strings.find(rule.domain);
+    for (std::size_t i = 0; id != string_table::npos && i < trace_.domains.size(); ++i) {
+      if (trace_.domains[i] == id) {
+        compiled.domain = static_cast<domain_index>(i);
+        compiled.domain_absent = false;
+        break;
+      }
+    }
+  }
+  return compiled;
+}
+
+name_classifier::name_classifier(const trace& input, const analysis_options& options)
+    : trace_(input), by_name_(input.strings.size()) {
+  marker_ = compile(options.run_marker, "run marker");
+  region_rules_.reserve(options.region_rules.size());
+  for (const name_rule& rule : options.region_rules) region_rules_.push_back(compile(rule, "region"));
+}
+
+std::optional<std::string> name_classifier::match(const compiled_rule& rule, std::string_view text) {
+  const name_rule& r = *rule.rule;
+  switch (r.match) {
+    case match_kind::exact:
+      if (text == r.pattern) return std::string(text);
+      return std::nullopt;
+    case match_kind::prefix:
+      if (text.starts_with(r.pattern)) return std::string(text.substr(r.pattern.size()));
+      return std::nullopt;
+    case match_kind::regex: {
+      std::match_results<std::string_view::const_iterator> found;
+      if (!std::regex_match(text.begin(), text.end(), found, *rule.regex)) return std::nullopt;
+      if (rule.has_group) return found[1].matched ? found[1].str() : std::string();
+      return std::string(text);
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint32_t name_classifier::evaluate(name_id name, domain_index domain) {
+  const std::string_view text = trace_.strings.view(name);
+  auto domain_ok = [domain](const compiled_rule& rule) {
+    return !rule.domain_absent && (!rule.domain || *rule.domain == domain);
+  };
+  if (domain_ok(marker_) && match(marker_, text)) return marker_class;
+  for (const compiled_rule& rule : region_rules_) {
+    if (!domain_ok(rule)) continue;
+    std::optional<std::string> part = match(rule, text);
+    if (!part) continue;
+    std::string id = rule.rule->kind + ":" + *part;
+    auto [it, added] = region_index_.try_emplace(id, static_cast<std::uint32_t>(regions_.size()));
+    if (added) regions_.push_back({std::move(id), std::move(*part), rule.rule->kind});
+    return region_class + it->second;
+  }
+  return no_class;
+}
+
+std::uint32_t name_classifier::classify_slow(name_id name, domain_index domain) {
+  cache_entry& entry = by_name_[name];
+  if (entry.domain_plus_one == 0) {
+    entry.value = evaluate(name, domain);
+    entry.domain_plus_one = static_cast<std::uint32_t>(domain) + 1;
+    return entry.value;
+  }
+  const std::uint64_t key = (static_cast<std::uint64_t>(name) << 16) | domain;
+  if (auto found = by_name_and_domain_.find(key); found != by_name_and_domain_.end()) return found->second;
+  const std::uint32_t value = evaluate(name, domain);
+  by_name_and_domain_.emplace(key, value);
+  return value;
+}
+
+std::string name_classifier::marker_description() const {
+  const name_rule& r = *marker_.rule;
+  std::string text = std::string(match_name(r.match)) + " '" + r.pattern + "'";
+  text += r.domain.empty() ? std::string(" in any domain") : " in domain '" + r.domain + "'";
+  return text;
+}
+
+}  // namespace regionprof::detail

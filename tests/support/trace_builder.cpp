@@ -1,0 +1,123 @@
+#include "support/trace_builder.hpp"
+
+#include <utility>
+
+namespace regionprof::test {
+
+trace_builder& trace_builder::thread(std::int64_t tid, std::string_view name, std::int64_t pid) {
+  current_ = trace_.add_thread(pid, tid, name);
+  has_thread_ = true;
+  return *this;
+}
+
+thread_index trace_builder::current_thread() {
+  if (!has_thread_) thread(1);
+  return current_;
+}
+
+trace_builder& trace_builder::interval(interval_kind kind, std::string_view name, std::int64_t start,
+                                       std::int64_t end, std::uint32_t correlation, std::string_view domain) {
+  cpu_interval interval;
+  interval.start_ns = start;
+  interval.end_ns = end;
+  interval.name = trace_.strings.intern(name);
+  interval.thread = current_thread();
+  interval.correlation_id = correlation;
+  interval.domain = trace_.domain(domain);
+  interval.kind = kind;
+  trace_.intervals.push_back(interval);
+  return *this;
+}
+
+trace_builder& trace_builder::range(std::string_view name, std::int64_t start, std::int64_t end,
+                                    std::string_view domain) {
+  return interval(interval_kind::range, name, start, end, 0, domain);
+}
+
+trace_builder& trace_builder::marker(std::int64_t start, std::int64_t end) {
+  return range(marker_name, start, end, marker_domain);
+}
+
+trace_builder& trace_builder::cpu_op(std::string_view name, std::int64_t start, std::int64_t end) {
+  return interval(interval_kind::cpu_op, name, start, end, 0, {});
+}
+
+trace_builder& trace_builder::python_function(std::string_view name, std::int64_t start, std::int64_t end) {
+  return interval(interval_kind::python_function, name, start, end, 0, {});
+}
+
+trace_builder& trace_builder::api(std::string_view name, std::int64_t start, std::int64_t end,
+                                  std::uint32_t correlation) {
+  return interval(interval_kind::runtime_api, name, start, end, correlation, {});
+}
+
+trace_builder& trace_builder::driver_api(std::string_view name, std::int64_t start, std::int64_t end,
+                                         std::uint32_t correlation) {
+  return interval(interval_kind::driver_api, name, start, end, correlation, {});
+}
+
+trace_builder& trace_builder::launch(std::int64_t start, std::int64_t end, std::uint32_t correlation) {
+  return api("cudaLaunchKernel", start, end, correlation);
+}
+
+trace_builder& trace_builder::op(device_op_kind kind, std::string_view name, std::int64_t start, std::int64_t end,
+                                 std::uint32_t correlation, std::uint64_t bytes, std::uint32_t stream,
+                                 std::uint16_t device) {
+  device_op op;
+  op.start_ns = start;
+  op.end_ns = end;
+  op.bytes = bytes;
+  op.name = trace_.strings.intern(name);
+  op.correlation_id = correlation;
+  op.stream = stream;
+  op.device = device;
+  op.kind = kind;
+  trace_.device_ops.push_back(op);
+  trace_.device_tracing = true;
+  return *this;
+}
+
+trace_builder& trace_builder::kernel(std::string_view name, std::int64_t start, std::int64_t end,
+                                     std::uint32_t correlation, std::uint32_t stream, std::uint16_t device) {
+  return op(device_op_kind::kernel, name, start, end, correlation, 0, stream, device);
+}
+
+trace_builder& trace_builder::memcpy(std::string_view name, std::int64_t start, std::int64_t end,
+                                     std::uint32_t correlation, std::uint64_t bytes, std::uint32_t stream,
+                                     std::uint16_t device) {
+  return op(device_op_kind::memcpy, name, start, end, correlation, bytes, stream, device);
+}
+
+trace_builder& trace_builder::memset(std::string_view name, std::int64_t start, std::int64_t end,
+                                     std::uint32_t correlation, std::uint64_t bytes, std::uint32_t stream,
+                                     std::uint16_t device) {
+  return op(device_op_kind::memset, name, start, end, correlation, bytes, stream, device);
+}
+
+trace_builder& trace_builder::device_tracing(bool on) {
+  trace_.device_tracing = on;
+  return *this;
+}
+
+trace_builder& trace_builder::wall_times(std::vector<std::int64_t> run_wall_times_ns) {
+  trace_.run_wall_times_ns = std::move(run_wall_times_ns);
+  return *this;
+}
+
+trace_builder& trace_builder::module_type(std::string_view region_id, std::string_view type_name) {
+  trace_.module_types[std::string(region_id)] = std::string(type_name);
+  return *this;
+}
+
+trace_builder& trace_builder::warning(warning_code code, warning_source source, std::string_view message) {
+  trace_.warnings.push_back({code, source, std::string(message)});
+  return *this;
+}
+
+trace_builder& trace_builder::target(std::string_view type, std::string_view extra_json) {
+  trace_.target_type = std::string(type);
+  trace_.target_extra_json = std::string(extra_json);
+  return *this;
+}
+
+}  // namespace regionprof::test
