@@ -496,6 +496,57 @@ BOOST_AUTO_TEST_CASE(thread_order_matches_a_stable_sort) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(thread_order_merges_a_few_ordered_stretches) {
+  // Producers append ordered sequences (ranges, then API calls): 1 to 20 ordered stretches per thread,
+  // with equal keys across stretches (the merge must keep input order among them).
+  std::uint64_t state = 99;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 17;
+  };
+  for (std::size_t stretches = 1; stretches <= 20; ++stretches) {
+    std::vector<cpu_interval> intervals;
+    for (std::size_t s = 0; s < stretches; ++s) {
+      std::int64_t start = static_cast<std::int64_t>(next() % 10);
+      for (std::size_t k = 0, n = 1 + next() % 40; k < n; ++k) {
+        cpu_interval i;
+        i.thread = static_cast<thread_index>(s % 2);
+        i.start_ns = start;
+        i.end_ns = start + static_cast<std::int64_t>(next() % 5);
+        i.name = static_cast<name_id>(intervals.size());
+        intervals.push_back(i);
+        start += static_cast<std::int64_t>(next() % 3);  // equal starts within a stretch too
+      }
+    }
+    // Within a stretch: start ascending, end descending at equal starts.
+    for (std::size_t a = 0; a < intervals.size();) {
+      std::size_t b = a + 1;
+      while (b < intervals.size() && intervals[b].start_ns == intervals[a].start_ns &&
+             intervals[b].thread == intervals[a].thread) {
+        ++b;
+      }
+      std::sort(intervals.begin() + static_cast<std::ptrdiff_t>(a), intervals.begin() + static_cast<std::ptrdiff_t>(b),
+                [](const cpu_interval& x, const cpu_interval& y) { return x.end_ns > y.end_ns; });
+      a = b;
+    }
+    const detail::thread_order order = detail::order_by_thread(intervals, 2);
+    for (std::size_t thread = 0; thread < 2; ++thread) {
+      std::vector<std::uint32_t> want;
+      for (std::uint32_t i = 0; i < intervals.size(); ++i) {
+        if (intervals[i].thread == thread) want.push_back(i);
+      }
+      std::stable_sort(want.begin(), want.end(), [&](std::uint32_t a, std::uint32_t b) {
+        if (intervals[a].start_ns != intervals[b].start_ns) return intervals[a].start_ns < intervals[b].start_ns;
+        return intervals[a].end_ns > intervals[b].end_ns;
+      });
+      const auto got = order.of(thread);
+      BOOST_TEST_CONTEXT(stretches << " stretches, thread " << thread) {
+        BOOST_TEST(std::vector<std::uint32_t>(got.begin(), got.end()) == want, boost::test_tools::per_element());
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(correlation_index_dense_and_sparse) {
   auto call = [](std::uint32_t id, interval_kind kind = interval_kind::runtime_api) {
     cpu_interval i;

@@ -15,47 +15,57 @@ bool before(const cpu_interval& a, const cpu_interval& b) noexcept {
   return effective_end(a) > effective_end(b);
 }
 
-bool is_ordered(const std::vector<cpu_interval>& intervals, std::span<const std::uint32_t> slice) {
+/// Where the already ordered stretches of `slice` begin, stopping (and answering an empty list) once
+/// there are more than `limit` of them.
+std::vector<std::size_t> ordered_stretches(const std::vector<cpu_interval>& intervals,
+                                           std::span<const std::uint32_t> slice, std::size_t limit) {
+  std::vector<std::size_t> starts{0};
   for (std::size_t i = 1; i < slice.size(); ++i) {
-    if (before(intervals[slice[i]], intervals[slice[i - 1]])) return false;
+    if (!before(intervals[slice[i]], intervals[slice[i - 1]])) continue;
+    if (starts.size() == limit) return {};
+    starts.push_back(i);
   }
-  return true;
+  return starts;
 }
+
+/// Merges the ordered stretches pairwise (a stable merge keeps input order among equal keys).
+void merge_stretches(const std::vector<cpu_interval>& intervals, std::span<std::uint32_t> slice,
+                     std::vector<std::size_t> starts) {
+  auto less = [&](std::uint32_t a, std::uint32_t b) { return before(intervals[a], intervals[b]); };
+  starts.push_back(slice.size());
+  while (starts.size() > 2) {
+    std::vector<std::size_t> merged;
+    for (std::size_t k = 0; k + 2 < starts.size(); k += 2) {
+      std::inplace_merge(slice.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                         slice.begin() + static_cast<std::ptrdiff_t>(starts[k + 1]),
+                         slice.begin() + static_cast<std::ptrdiff_t>(starts[k + 2]), less);
+      merged.push_back(starts[k]);
+    }
+    if (starts.size() % 2 == 0) merged.push_back(starts[starts.size() - 2]);  // odd stretch count: carry the last
+    merged.push_back(slice.size());
+    starts = std::move(merged);
+  }
+}
+
+/// Up to this many ordered stretches per thread are merged (log2(16) = 4 merge passes); more are sorted.
+constexpr std::size_t max_merged_stretches = 16;
 
 constexpr unsigned digit_bits = 11;
 constexpr std::size_t buckets = std::size_t{1} << digit_bits;
 
-/// Stable LSD radix sort of `slice` (input order) by start, then a stable sort of each run of equal
-/// starts by end descending.
-void sort_slice(const std::vector<cpu_interval>& intervals, std::span<std::uint32_t> slice,
-                std::vector<std::uint64_t>& keys_a, std::vector<std::uint64_t>& keys_b,
-                std::vector<std::uint32_t>& index_b) {
-  const std::size_t n = slice.size();
-  std::int64_t low = intervals[slice[0]].start_ns;
-  std::int64_t high = low;
-  for (std::uint32_t i : slice) {
-    low = std::min(low, intervals[i].start_ns);
-    high = std::max(high, intervals[i].start_ns);
-  }
-  // Unsigned difference: exact for any pair of int64 values.
-  const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
-  const unsigned bits = static_cast<unsigned>(std::bit_width(range));
-  const unsigned passes = (bits + digit_bits - 1) / digit_bits;
-
-  keys_a.resize(n);
-  keys_b.resize(n);
-  index_b.resize(n);
+/// Stable LSD radix sort of `keys` by bits [low_bit, high_bit); the result ends in `keys`.
+void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch, unsigned low_bit,
+                unsigned high_bit) {
+  const std::size_t n = keys.size();
+  const unsigned passes = (high_bit - low_bit + digit_bits - 1) / digit_bits;
   std::vector<std::array<std::uint32_t, buckets>> counts(passes);
   for (auto& c : counts) c.fill(0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t key = static_cast<std::uint64_t>(intervals[slice[i]].start_ns) - static_cast<std::uint64_t>(low);
-    keys_a[i] = key;
-    for (unsigned p = 0; p < passes; ++p) ++counts[p][(key >> (p * digit_bits)) & (buckets - 1)];
+  for (const std::uint64_t key : keys) {
+    for (unsigned p = 0; p < passes; ++p) ++counts[p][(key >> (low_bit + p * digit_bits)) & (buckets - 1)];
   }
-  std::uint64_t* keys_in = keys_a.data();
-  std::uint64_t* keys_out = keys_b.data();
-  std::uint32_t* index_in = slice.data();
-  std::uint32_t* index_out = index_b.data();
+  scratch.resize(n);
+  std::uint64_t* in = keys.data();
+  std::uint64_t* out = scratch.data();
   for (unsigned p = 0; p < passes; ++p) {
     auto& count = counts[p];
     // A digit that is the same for every key changes nothing: skip the pass.
@@ -66,21 +76,49 @@ void sort_slice(const std::vector<cpu_interval>& intervals, std::span<std::uint3
       c = sum;
       sum += here;
     }
-    const unsigned shift = p * digit_bits;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t slot = count[(keys_in[i] >> shift) & (buckets - 1)]++;
-      keys_out[slot] = keys_in[i];
-      index_out[slot] = index_in[i];
-    }
-    std::swap(keys_in, keys_out);
-    std::swap(index_in, index_out);
+    const unsigned shift = low_bit + p * digit_bits;
+    for (std::size_t i = 0; i < n; ++i) out[count[(in[i] >> shift) & (buckets - 1)]++] = in[i];
+    std::swap(in, out);
   }
-  if (index_in != slice.data()) std::copy(index_in, index_in + n, slice.data());
+  if (in != keys.data()) std::copy(in, in + n, keys.data());
+}
+
+/// Sorts `slice` (input order) into walk order. Each interval becomes one 64-bit key
+/// (start - lowest start) << index_bits | position, so a radix sort on the start bits keeps input order
+/// among equal starts; then each group of equal starts is ordered by end, descending (stable).
+void sort_slice(const std::vector<cpu_interval>& intervals, std::span<std::uint32_t> slice,
+                std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch,
+                std::vector<std::uint32_t>& original) {
+  const std::size_t n = slice.size();
+  std::int64_t low = intervals[slice[0]].start_ns;
+  std::int64_t high = low;
+  for (std::uint32_t i : slice) {
+    low = std::min(low, intervals[i].start_ns);
+    high = std::max(high, intervals[i].start_ns);
+  }
+  // Unsigned difference: exact for any pair of int64 values.
+  const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+  const unsigned range_bits = static_cast<unsigned>(std::bit_width(range));
+  const unsigned index_bits = static_cast<unsigned>(std::bit_width(n - 1));
+  if (range_bits + index_bits > 64) {  // e.g. a day-long trace with millions of intervals on one thread
+    std::stable_sort(slice.begin(), slice.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return before(intervals[a], intervals[b]); });
+    return;
+  }
+  keys.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t start = static_cast<std::uint64_t>(intervals[slice[i]].start_ns) - static_cast<std::uint64_t>(low);
+    keys[i] = index_bits == 0 ? start : (start << index_bits) | i;
+  }
+  radix_sort(keys, scratch, index_bits, index_bits + range_bits);
+  original.assign(slice.begin(), slice.end());
+  const std::uint64_t position_mask = index_bits == 0 ? 0 : (std::uint64_t{1} << index_bits) - 1;
+  for (std::size_t i = 0; i < n; ++i) slice[i] = original[keys[i] & position_mask];
 
   // Equal starts: the longer interval first, input order among equal ends (stable).
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
-    while (j < n && intervals[slice[j]].start_ns == intervals[slice[i]].start_ns) ++j;
+    while (j < n && (keys[j] >> index_bits) == (keys[i] >> index_bits)) ++j;
     if (j - i > 1) {
       std::stable_sort(slice.begin() + static_cast<std::ptrdiff_t>(i), slice.begin() + static_cast<std::ptrdiff_t>(j),
                        [&](std::uint32_t a, std::uint32_t b) {
@@ -105,12 +143,20 @@ thread_order order_by_thread(const std::vector<cpu_interval>& intervals, std::si
       order.index[cursor[intervals[i].thread]++] = static_cast<std::uint32_t>(i);
     }
   }
-  std::vector<std::uint64_t> keys_a;
-  std::vector<std::uint64_t> keys_b;
-  std::vector<std::uint32_t> index_b;
+  std::vector<std::uint64_t> keys;
+  std::vector<std::uint64_t> scratch;
+  std::vector<std::uint32_t> original;
   for (std::size_t t = 0; t < thread_count; ++t) {
     std::span<std::uint32_t> slice(order.index.data() + order.offset[t], order.index.data() + order.offset[t + 1]);
-    if (slice.size() > 1 && !is_ordered(intervals, slice)) sort_slice(intervals, slice, keys_a, keys_b, index_b);
+    if (slice.size() < 2) continue;
+    // Producers append ordered sequences (ranges, then API calls, ...): merge a few, radix-sort many.
+    std::vector<std::size_t> stretches = ordered_stretches(intervals, slice, max_merged_stretches);
+    if (stretches.size() == 1) continue;
+    if (!stretches.empty()) {
+      merge_stretches(intervals, slice, std::move(stretches));
+    } else {
+      sort_slice(intervals, slice, keys, scratch, original);
+    }
   }
   return order;
 }

@@ -17,7 +17,8 @@ inline std::int64_t effective_end(const cpu_interval& interval) noexcept {
 /// Interval indices grouped by thread; within a thread ordered by start ascending, then end
 /// descending (the longer one is the parent), then input order (the earlier one is the parent).
 ///
-/// Cost: O(n) when each thread's intervals already come in that order (checked), else a stable LSD
+/// Cost: O(n) when each thread's intervals already come in that order (checked), a stable merge when
+/// they come as a few (<= 16) ordered stretches (e.g. ranges, then API calls), else a stable LSD
 /// radix sort on the start (11-bit digits, only as many passes as the thread's time range needs) plus a
 /// sort of each group of equal starts. Extra memory: 4 bytes per interval, plus 20 bytes per interval of
 /// the largest unsorted thread while it is sorted.
