@@ -128,6 +128,8 @@ struct analysis_result {
 
 /// Applies DESIGN.md's attribution rules. Never throws on odd data: anomalies become warnings.
 /// Throws std::invalid_argument only for an invalid rule (naming the rule and the reason).
+/// (std::length_error for a trace of 2^32 or more CPU intervals or device ops, which one analysis
+/// cannot index.) Semantics left open by DESIGN.md are listed in README.md, "How the analysis decides".
 ///
 /// ```
 /// auto result = regionprof::analyze(trace, regionprof::analysis_options{});

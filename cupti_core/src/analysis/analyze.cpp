@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -417,7 +418,8 @@ void engine::walk(std::uint32_t thread) {
       // A topmost marker on this thread: a run of its own (rule 2), or a skipped warm-up run.
       std::uint32_t code;
       if (known_runs) {
-        code = (*known_runs)[ordinal];
+        // discover_markers() found the same markers with the same walk: ordinal is in range.
+        code = ordinal < known_runs->size() ? (*known_runs)[ordinal] : skipped_run;
       } else {
         code = ordinal < options_.skip_runs ? skipped_run : static_cast<std::uint32_t>(ordinal - options_.skip_runs);
         if (code != skipped_run) runs_.push_back(new_run(start, end, thread));
@@ -853,6 +855,12 @@ void engine::add_warnings(analysis_result& result) const {
 }  // namespace
 
 analysis_result analyze(const trace& input, const analysis_options& options) {
+  // Interval and op indices are 32-bit (4 bytes per event of analysis state).
+  if (input.intervals.size() >= no_index - 2 || input.device_ops.size() >= no_index - 2) {
+    throw std::length_error("regionprof::analyze: " + std::to_string(input.intervals.size()) + " CPU intervals and " +
+                            std::to_string(input.device_ops.size()) +
+                            " device ops; one analysis handles fewer than 2^32 - 3 of each. Split the trace.");
+  }
   engine e(input, options);
   return e.run();
 }
