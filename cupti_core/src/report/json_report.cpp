@@ -1,12 +1,216 @@
+// The JSON report (DESIGN.md, "Report (JSON, schema_version 1)"), built as a boost::json DOM in the
+// schema's key order and serialized with numbers as decimals (report/json_text.hpp).
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include "regionprof/report.hpp"
+#include "report/json_text.hpp"
+#include "report/report_common.hpp"
 
 namespace regionprof {
+namespace {
 
-// Placeholder until the report writers land (issue 2).
-std::string to_json(const analysis_result&, const trace&, const analysis_options&, const report_context&) {
-  throw std::logic_error("regionprof::to_json is not implemented yet");
+namespace json = boost::json;
+using report_detail::run_stats;
+
+json::string_view sv(std::string_view text) { return {text.data(), text.size()}; }
+
+/// Microseconds from integer nanoseconds: the double nearest to ns / 1000 (exact decimal up to 2^53 ns).
+double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+double fraction(std::int64_t part_ns, std::int64_t total_ns) {
+  return static_cast<double>(part_ns) / static_cast<double>(total_ns);
+}
+
+json::object config_object(const analysis_result& result, const analysis_options& options,
+                           const report_context& context) {
+  json::object config;
+  config["warmup_runs"] = context.warmup_runs;
+  config["measured_runs"] = report_detail::measured_runs(result, context);
+  config["uses_inference_function"] = context.uses_inference_function;
+  config["run_marker"] = sv(options.run_marker.pattern);
+  json::array rules;
+  for (const name_rule& rule : options.region_rules) {
+    json::object entry;
+    entry["match"] = sv(report_detail::to_string(rule.match));
+    entry["pattern"] = sv(rule.pattern);
+    entry["kind"] = sv(rule.kind);
+    entry["domain"] = sv(rule.domain);
+    rules.push_back(std::move(entry));
+  }
+  config["region_rules"] = std::move(rules);
+  config["cross_thread"] = options.cross_thread;
+  return config;
+}
+
+json::object target_object(const trace& source) {
+  json::object target;
+  target["type"] = sv(source.target_type);
+  // `type` keeps its meaning: an extra member of that name does not override it.
+  for (auto& member : report_detail::parse_target_extra(source.target_extra_json)) {
+    if (member.key() == "type") continue;
+    target[member.key()] = member.value();
+  }
+  return target;
+}
+
+json::object run_object(const run_result& run, const analysis_result& result) {
+  json::object timing;
+  timing["wall_time_us"] = us(run.wall_time_ns);
+  timing["cpu_time_us"] = us(run.cpu_time_ns);
+  if (run.device_time_ns) timing["device_time_us"] = us(*run.device_time_ns);
+  if (run.device_busy_ns) timing["device_busy_us"] = us(*run.device_busy_ns);
+  if (run.device_span_ns) timing["device_span_us"] = us(*run.device_span_ns);
+
+  const bool cpu_total = run.cpu_time_ns != 0;
+  const bool device_total = run.device_time_ns.has_value() && *run.device_time_ns != 0;
+  json::array regions;
+  for (const region_aggregate& aggregate : run.regions) {
+    json::object entry;
+    entry["region_id"] = sv(result.regions[aggregate.region].id);
+    entry["calls"] = aggregate.calls;
+    entry["cpu_time_us"] = us(aggregate.cpu_time_ns);
+    if (cpu_total) entry["cpu_time_fraction"] = fraction(aggregate.cpu_time_ns, run.cpu_time_ns);
+    if (aggregate.device_time_ns) {
+      entry["device_time_us"] = us(*aggregate.device_time_ns);
+      if (device_total) entry["device_time_fraction"] = fraction(*aggregate.device_time_ns, *run.device_time_ns);
+    }
+    if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = us(*aggregate.off_thread_cpu_time_ns);
+    regions.push_back(std::move(entry));
+  }
+
+  json::object residual;
+  residual["cpu_time_us"] = us(run.residual_cpu_ns);
+  if (cpu_total) residual["cpu_time_fraction"] = fraction(run.residual_cpu_ns, run.cpu_time_ns);
+  if (run.residual_device_ns) {
+    residual["device_time_us"] = us(*run.residual_device_ns);
+    if (device_total) residual["device_time_fraction"] = fraction(*run.residual_device_ns, *run.device_time_ns);
+  }
+
+  json::object entry;
+  entry["run_index"] = run.run_index;
+  entry["timing"] = std::move(timing);
+  entry["regions"] = std::move(regions);
+  entry["residual"] = std::move(residual);
+  return entry;
+}
+
+json::object key_average_view_object(const key_average_view& view) {
+  json::array rows;
+  for (const key_average_row& row : view.rows) {
+    json::object entry;
+    entry["key"] = sv(row.key);
+    entry["device_type"] = sv(to_string(row.type));
+    entry["count"] = row.count;
+    entry["self_cpu_time_total_us"] = us(row.self_cpu_time_ns);
+    entry["cpu_time_total_us"] = us(row.cpu_time_total_ns);
+    if (row.self_device_time_ns) entry["self_device_time_total_us"] = us(*row.self_device_time_ns);
+    if (row.device_time_total_ns) entry["device_time_total_us"] = us(*row.device_time_total_ns);
+    rows.push_back(std::move(entry));
+  }
+  json::object object;
+  object["sort_by"] = sv(view.sort_by);
+  object["row_limit"] = view.row_limit;
+  object["events"] = std::move(rows);
+  return object;
+}
+
+json::object profiler_object(const analysis_result& result) {
+  json::array activities{"CPU"};
+  if (result.has_device_data) activities.push_back("CUDA");
+  json::object key_averages;
+  key_averages["cpu_time_total"] = key_average_view_object(result.cpu_time_total);
+  if (result.device_time_total) key_averages["device_time_total"] = key_average_view_object(*result.device_time_total);
+  json::object profiler;
+  profiler["activities"] = std::move(activities);
+  profiler["key_averages"] = std::move(key_averages);
+  return profiler;
+}
+
+json::object stats_object(const run_stats& stats) {
+  json::object object;
+  object["mean"] = stats.mean_ns / 1000.0;
+  object["min"] = us(stats.min_ns);
+  object["max"] = us(stats.max_ns);
+  return object;
+}
+
+json::array region_summary_array(const analysis_result& result) {
+  json::array summaries;
+  for (const report_detail::region_summary& summary : report_detail::summarize_regions(result)) {
+    json::object entry;
+    entry["region_id"] = sv(result.regions[summary.region].id);
+    entry["runs_present"] = summary.runs_present;
+    entry["calls_total"] = summary.calls_total;
+    entry["cpu_time_us"] = stats_object(summary.cpu);
+    if (summary.device) entry["device_time_us"] = stats_object(*summary.device);
+    if (summary.off_thread) entry["off_thread_cpu_time_us"] = stats_object(*summary.off_thread);
+    summaries.push_back(std::move(entry));
+  }
+  return summaries;
+}
+
+}  // namespace
+
+std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context) {
+  report_detail::check_region_indices(result);
+
+  json::object report;
+  report["schema_version"] = 1;
+  report["created_at"] = report_detail::created_at(context);
+  json::object tool;
+  tool["name"] = "regionprof";
+  tool["version"] = sv(report_detail::tool_version());
+  report["tool"] = std::move(tool);
+  report["config"] = config_object(result, options, context);
+  report["target"] = target_object(source);
+  json::object input;
+  input["args_count"] = 0;
+  input["kwargs"] = json::array{};
+  report["input"] = std::move(input);
+
+  json::array runs;
+  for (const run_result& run : result.runs) runs.push_back(run_object(run, result));
+  report["runs"] = std::move(runs);
+  report["profiler"] = profiler_object(result);
+
+  json::array regions;
+  for (const region_info& region : result.regions) {
+    json::object entry;
+    entry["id"] = sv(region.id);
+    entry["name"] = sv(region.name);
+    entry["kind"] = sv(region.kind);
+    entry["module_type"] = sv(region.module_type);
+    regions.push_back(std::move(entry));
+  }
+  report["regions"] = std::move(regions);
+
+  json::array warnings;
+  for (const warning& item : result.warnings) {
+    json::object entry;
+    entry["code"] = sv(to_string(item.code));
+    entry["message"] = sv(item.message);
+    entry["source"] = sv(to_string(item.source));
+    warnings.push_back(std::move(entry));
+  }
+  report["warnings"] = std::move(warnings);
+
+  // Additions beyond the reference module's report: new keys only.
+  report["region_summary"] = region_summary_array(result);
+
+  std::string text;
+  report_detail::append_json(text, report, 2);
+  text += '\n';
+  return text;
 }
 
 }  // namespace regionprof

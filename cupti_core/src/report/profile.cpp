@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -8,12 +10,24 @@
 namespace regionprof {
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
+std::ofstream open_for_writing(const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("regionprof: cannot open '" + path + "' for writing");
-  out << text;
+  if (!out) {
+    throw std::runtime_error("regionprof: cannot open '" + path + "' for writing: " + std::strerror(errno) +
+                             " (check that the directory exists and is writable)");
+  }
+  return out;
+}
+
+void finish(std::ofstream& out, const std::string& path) {
   out.flush();
   if (!out) throw std::runtime_error("regionprof: writing '" + path + "' failed (disk full?)");
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out = open_for_writing(path);
+  out << text;
+  finish(out, path);
 }
 
 }  // namespace
@@ -34,6 +48,15 @@ std::string Profile::chrome_trace() const {
 
 void Profile::write_json(const std::string& path) const { write_file(path, json()); }
 void Profile::write_markdown(const std::string& path) const { write_file(path, markdown()); }
-void Profile::write_trace(const std::string& path) const { write_file(path, chrome_trace()); }
+// Streamed to the file: a large trace is never held as one string.
+void Profile::write_trace(const std::string& path) const {
+  std::ofstream out = open_for_writing(path);
+  try {
+    write_chrome_trace(source_, out);
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error("regionprof: writing '" + path + "' failed: " + error.what());
+  }
+  finish(out, path);
+}
 
 }  // namespace regionprof

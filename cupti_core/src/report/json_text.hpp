@@ -1,0 +1,47 @@
+// JSON text helpers shared by the report writers: string escaping with UTF-8 repair, exact microsecond
+// decimals from integer nanoseconds, and a serializer for boost::json values whose numbers read as
+// decimals (Boost.JSON's own serializer writes 1234.567 as `1.234567E3`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+namespace regionprof::report_detail {
+
+/// True when `text` is valid UTF-8 and needs no JSON escaping (no control character, quote or
+/// backslash), so it can be copied between quotes as is.
+bool is_plain_json_string(std::string_view text) noexcept;
+
+/// Appends `text` as a quoted JSON string: `"` and `\` escaped, control characters as \n, \t, ... or
+/// \u00XX, valid UTF-8 passed through, and each maximal invalid UTF-8 subpart replaced by U+FFFD.
+void append_json_string(std::string& out, std::string_view text);
+
+/// `text` with each maximal invalid UTF-8 subpart replaced by U+FFFD (valid text comes back unchanged).
+std::string repair_utf8(std::string_view text);
+
+/// Appends integer nanoseconds as microseconds with exactly 3 decimals, never through a double:
+/// 12345678 -> `12345.678`, 999 -> `0.999`, -1500 -> `-1.500`.
+void append_us(std::string& out, std::int64_t ns);
+
+/// Appends an integer in decimal.
+void append_int(std::string& out, std::int64_t value);
+void append_uint(std::string& out, std::uint64_t value);
+
+/// Appends a double as the shortest decimal that reads back as the same double, in fixed notation for
+/// 1e-6 <= |v| < 1e15 (1234.567 -> `1234.567`), always with a `.` or an exponent so that it reads back
+/// as a double (1000 -> `1000.0`); non-finite values as `null`.
+void append_double(std::string& out, double value);
+
+/// Serializes `value` (object members in insertion order). indent 0: compact; indent n > 0: one member
+/// or element per line, indented by n spaces per level. Strings go through append_json_string.
+void append_json(std::string& out, const boost::json::value& value, int indent = 0);
+
+/// The members of trace::target_extra_json (empty text: none). Throws std::invalid_argument naming the
+/// field and the parse error when the text is not a JSON object (a producer bug, never silently dropped).
+boost::json::object parse_target_extra(std::string_view text);
+
+}  // namespace regionprof::report_detail

@@ -1,0 +1,53 @@
+// What the JSON and Markdown reports share: tool identity, timestamps, rule names, and the per-region
+// summary across runs (report key `region_summary`).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionprof/analysis.hpp"
+#include "regionprof/report.hpp"
+
+namespace regionprof::report_detail {
+
+/// The project version (CMake PROJECT_VERSION), e.g. "0.1.0".
+std::string_view tool_version() noexcept;
+
+/// context.created_at when set, else the current UTC time as ISO-8601 with seconds: 2024-05-01T12:34:56Z.
+std::string created_at(const report_context& context);
+
+/// "exact", "prefix" or "regex".
+std::string_view to_string(match_kind kind) noexcept;
+
+/// context.measured_runs, or the number of runs found when it is 0.
+std::size_t measured_runs(const analysis_result& result, const report_context& context) noexcept;
+
+/// Throws std::invalid_argument when a run's region aggregate points outside result.regions.
+void check_region_indices(const analysis_result& result);
+
+/// Minimum, maximum and mean over all runs of one per-run quantity (ns). A run in which the region does
+/// not appear counts as 0.
+struct run_stats {
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  double mean_ns = 0.0;
+};
+
+/// One region across all runs (report `region_summary[i]`).
+struct region_summary {
+  std::uint32_t region = 0;        ///< index into analysis_result::regions
+  std::size_t runs_present = 0;    ///< runs with an aggregate for this region
+  std::uint64_t calls_total = 0;   ///< calls summed over runs
+  run_stats cpu;
+  std::optional<run_stats> device;      ///< iff the analysis has device data
+  std::optional<run_stats> off_thread;  ///< iff some run has off-thread time for the region
+};
+
+/// One entry per analysis_result::regions, in that order. Empty when there are no runs.
+std::vector<region_summary> summarize_regions(const analysis_result& result);
+
+}  // namespace regionprof::report_detail

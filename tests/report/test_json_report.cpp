@@ -1,0 +1,333 @@
+// The JSON report (DESIGN.md, schema_version 1), parsed back and compared field by field.
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "report_fixtures.hpp"
+
+using namespace regionprof;
+using namespace report_test;
+
+namespace {
+
+json::object report_of(const analysis_result& result, const trace& source = trace{},
+                       const analysis_options& options = analysis_options{},
+                       const report_context& context = fixed_context()) {
+  return parse(to_json(result, source, options, context)).as_object();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(json_report)
+
+BOOST_AUTO_TEST_CASE(top_level_keys_in_schema_order) {
+  const std::string text = to_json(device_result(), trace{}, analysis_options{}, fixed_context());
+  const json::object report = parse(text).as_object();
+  const std::vector<std::string> expected{"schema_version", "created_at", "tool",     "config",   "target", "input",
+                                          "runs",           "profiler",   "regions", "warnings", "region_summary"};
+  BOOST_TEST(keys(report) == expected, boost::test_tools::per_element());
+  BOOST_TEST(report.at("schema_version").as_int64() == 1);
+  BOOST_TEST(str(report.at("tool").at("name")) == "regionprof");
+  BOOST_TEST(str(report.at("tool").at("version")) == REGIONPROF_EXPECTED_VERSION);
+  BOOST_TEST(keys(report.at("tool").as_object()) == (std::vector<std::string>{"name", "version"}),
+             boost::test_tools::per_element());
+  const json::object& input = report.at("input").as_object();
+  BOOST_TEST(input.at("args_count").as_int64() == 0);
+  BOOST_TEST(input.at("kwargs").as_array().empty());
+  BOOST_TEST(text.back() == '\n');
+}
+
+BOOST_AUTO_TEST_CASE(created_at_is_iso8601_utc) {
+  BOOST_TEST(str(report_of(device_result()).at("created_at")) == "2024-05-01T12:34:56Z");
+
+  report_context now_context = fixed_context();
+  now_context.created_at.clear();
+  const std::time_t before = std::time(nullptr);
+  const std::string created = str(report_of(device_result(), trace{}, analysis_options{}, now_context).at("created_at"));
+  const std::time_t after = std::time(nullptr);
+  BOOST_TEST_INFO("created_at = " << created);
+  BOOST_TEST(std::regex_match(created, std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")));
+  std::tm parsed{};
+  BOOST_TEST(std::sscanf(created.c_str(), "%d-%d-%dT%d:%d:%dZ", &parsed.tm_year, &parsed.tm_mon, &parsed.tm_mday,
+                         &parsed.tm_hour, &parsed.tm_min, &parsed.tm_sec) == 6);
+  parsed.tm_year -= 1900;
+  parsed.tm_mon -= 1;
+  const std::time_t stamp = timegm(&parsed);  // UTC, so the `Z` is honest
+  BOOST_TEST(stamp >= before);
+  BOOST_TEST(stamp <= after);
+}
+
+BOOST_AUTO_TEST_CASE(config_from_options_and_context) {
+  analysis_options options;
+  options.run_marker = {match_kind::regex, "ProfilerStep#\\d+", "run", ""};
+  options.region_rules = {{match_kind::regex, "## (.*) ##", "phase", ""}, {match_kind::prefix, "aot_module:", "aot_module", "regionprof"}};
+  options.cross_thread = true;
+  const json::object config = report_of(device_result(), trace{}, options).at("config").as_object();
+  BOOST_TEST(keys(config) == (std::vector<std::string>{"warmup_runs", "measured_runs", "uses_inference_function",
+                                                       "run_marker", "region_rules", "cross_thread"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(config.at("warmup_runs").as_int64() == 3);
+  BOOST_TEST(config.at("measured_runs").as_int64() == 2);  // context says 0: the number of runs found
+  BOOST_TEST(config.at("uses_inference_function").as_bool());
+  BOOST_TEST(str(config.at("run_marker")) == "ProfilerStep#\\d+");
+  BOOST_TEST(config.at("cross_thread").as_bool());
+  const json::array& rules = config.at("region_rules").as_array();
+  BOOST_TEST_REQUIRE(rules.size() == 2u);
+  BOOST_TEST(keys(rules[0].as_object()) == (std::vector<std::string>{"match", "pattern", "kind", "domain"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(rules[0].at("match")) == "regex");
+  BOOST_TEST(str(rules[0].at("pattern")) == "## (.*) ##");
+  BOOST_TEST(str(rules[0].at("kind")) == "phase");
+  BOOST_TEST(str(rules[0].at("domain")) == "");
+  BOOST_TEST(str(rules[1].at("match")) == "prefix");
+  BOOST_TEST(str(rules[1].at("domain")) == "regionprof");
+
+  report_context context = fixed_context();
+  context.measured_runs = 10;
+  BOOST_TEST(report_of(device_result(), trace{}, options, context).at("config").at("measured_runs").as_int64() == 10);
+}
+
+BOOST_AUTO_TEST_CASE(target_type_with_extra_members_merged) {
+  trace source;
+  source.target_type = "kineto_trace";
+  source.target_extra_json =
+      R"({"deviceProperties": [{"id": 0, "name": "NVIDIA A100", "totalGlobalMem": 42297524224}],
+          "distributedInfo": {"rank": 3, "world_size": 8}, "type": "must not override"})";
+  const json::object target = report_of(device_result(), source).at("target").as_object();
+  BOOST_TEST(keys(target) == (std::vector<std::string>{"type", "deviceProperties", "distributedInfo"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(target.at("type")) == "kineto_trace");
+  BOOST_TEST(target.at("deviceProperties").at(0).at("totalGlobalMem").as_int64() == 42297524224);
+  BOOST_TEST(str(target.at("deviceProperties").at(0).at("name")) == "NVIDIA A100");
+  BOOST_TEST(target.at("distributedInfo").at("rank").as_int64() == 3);
+
+  BOOST_TEST(keys(report_of(device_result()).at("target").as_object()) == std::vector<std::string>{"type"},
+             boost::test_tools::per_element());
+  BOOST_TEST(str(report_of(device_result()).at("target").at("type")) == "callable");
+
+  source.target_extra_json = "[not an object";
+  BOOST_CHECK_EXCEPTION(to_json(device_result(), source, analysis_options{}, fixed_context()), std::invalid_argument,
+                        [](const std::invalid_argument& e) {
+                          return std::string(e.what()).find("target_extra_json") != std::string::npos;
+                        });
+}
+
+BOOST_AUTO_TEST_CASE(run_times_in_microseconds_and_fractions) {
+  const std::string text = to_json(device_result(), trace{}, analysis_options{}, fixed_context());
+  // Exact decimals in the text itself, not `1.234567E3`.
+  BOOST_TEST(text.find("\"cpu_time_us\": 1234.567") != std::string::npos);
+  BOOST_TEST(text.find("\"wall_time_us\": 1500.0") != std::string::npos);
+  const json::array runs = parse(text).at("runs").as_array();
+  BOOST_TEST_REQUIRE(runs.size() == 2u);
+  const json::object& run = runs[0].as_object();
+  BOOST_TEST(keys(run) == (std::vector<std::string>{"run_index", "timing", "regions", "residual"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(run.at("run_index").as_int64() == 0);
+  const json::object& timing = run.at("timing").as_object();
+  BOOST_TEST(keys(timing) == (std::vector<std::string>{"wall_time_us", "cpu_time_us", "device_time_us",
+                                                       "device_busy_us", "device_span_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(num(timing.at("wall_time_us")) == 1500.0);
+  BOOST_TEST(num(timing.at("cpu_time_us")) == 1234.567);
+  BOOST_TEST(num(timing.at("device_time_us")) == 400.0);
+  BOOST_TEST(num(timing.at("device_busy_us")) == 300.0);
+  BOOST_TEST(num(timing.at("device_span_us")) == 500.0);
+
+  const json::array& regions = run.at("regions").as_array();
+  BOOST_TEST_REQUIRE(regions.size() == 2u);
+  const json::object& encoder = regions[0].as_object();
+  BOOST_TEST(keys(encoder) == (std::vector<std::string>{"region_id", "calls", "cpu_time_us", "cpu_time_fraction",
+                                                        "device_time_us", "device_time_fraction"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(encoder.at("region_id")) == "aot_module:encoder");
+  BOOST_TEST(encoder.at("calls").as_int64() == 2);
+  BOOST_TEST(num(encoder.at("cpu_time_us")) == 600.0);
+  BOOST_TEST(num(encoder.at("cpu_time_fraction")) == 600000.0 / 1234567.0);
+  BOOST_TEST(num(encoder.at("device_time_us")) == 250.0);
+  BOOST_TEST(num(encoder.at("device_time_fraction")) == 0.625);  // 250 000 / 400 000
+  const json::object& head = regions[1].as_object();
+  BOOST_TEST(str(head.at("region_id")) == "untuned_module:head");
+  BOOST_TEST(num(head.at("cpu_time_us")) == 34.567);
+  BOOST_TEST(num(head.at("device_time_fraction")) == 0.125);  // 50 000 / 400 000
+
+  const json::object& residual = run.at("residual").as_object();
+  BOOST_TEST(keys(residual) == (std::vector<std::string>{"cpu_time_us", "cpu_time_fraction", "device_time_us",
+                                                         "device_time_fraction"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(num(residual.at("cpu_time_us")) == 600.0);
+  BOOST_TEST(num(residual.at("device_time_us")) == 100.0);
+  BOOST_TEST(num(residual.at("device_time_fraction")) == 0.25);
+  // Per domain, region fractions + residual fraction = 1.
+  const double cpu_sum = num(encoder.at("cpu_time_fraction")) + num(head.at("cpu_time_fraction")) +
+                         num(residual.at("cpu_time_fraction"));
+  BOOST_TEST(cpu_sum == 1.0, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(zero_length_run_has_no_fractions) {
+  const json::object run = report_of(device_result()).at("runs").at(1).as_object();
+  BOOST_TEST(run.at("run_index").as_int64() == 1);
+  BOOST_TEST(num(run.at("timing").at("cpu_time_us")) == 0.0);
+  BOOST_TEST(num(run.at("timing").at("device_time_us")) == 0.0);  // present (device data) but 0
+  const json::object& region = run.at("regions").at(0).as_object();
+  BOOST_TEST(keys(region) == (std::vector<std::string>{"region_id", "calls", "cpu_time_us", "device_time_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(keys(run.at("residual").as_object()) == (std::vector<std::string>{"cpu_time_us", "device_time_us"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(no_device_data_means_absent_device_fields) {
+  const std::string text = to_json(cpu_only_result(), trace{}, analysis_options{}, fixed_context());
+  for (const char* field : {"device_time", "device_busy", "device_span", "self_device", "CUDA"}) {
+    BOOST_TEST_INFO(field);
+    BOOST_TEST(text.find(field) == std::string::npos);  // absent: not null, not 0
+  }
+  BOOST_TEST(text.find("null") == std::string::npos);
+  const json::object report = parse(text).as_object();
+  const json::object& run = report.at("runs").at(0).as_object();
+  BOOST_TEST(keys(run.at("timing").as_object()) == (std::vector<std::string>{"wall_time_us", "cpu_time_us"}),
+             boost::test_tools::per_element());
+  const json::object& region = run.at("regions").at(0).as_object();
+  BOOST_TEST(keys(region) == (std::vector<std::string>{"region_id", "calls", "cpu_time_us", "cpu_time_fraction"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(num(region.at("cpu_time_fraction")) == 0.7);
+  BOOST_TEST(num(run.at("residual").at("cpu_time_fraction")) == 0.3);
+  const json::object& profiler = report.at("profiler").as_object();
+  BOOST_TEST(profiler.at("activities").as_array() == json::array{"CPU"});
+  BOOST_TEST(keys(profiler.at("key_averages").as_object()) == std::vector<std::string>{"cpu_time_total"},
+             boost::test_tools::per_element());
+  BOOST_TEST(keys(profiler.at("key_averages").at("cpu_time_total").at("events").at(0).as_object()) ==
+                 (std::vector<std::string>{"key", "device_type", "count", "self_cpu_time_total_us", "cpu_time_total_us"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(off_thread_time_only_where_present) {
+  const json::object report = report_of(device_result());
+  const json::object& head = report.at("runs").at(0).at("regions").at(1).as_object();
+  BOOST_TEST(keys(head) == (std::vector<std::string>{"region_id", "calls", "cpu_time_us", "cpu_time_fraction",
+                                                     "device_time_us", "device_time_fraction", "off_thread_cpu_time_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(num(head.at("off_thread_cpu_time_us")) == 12.345);
+  BOOST_TEST(!report.at("runs").at(0).at("regions").at(0).as_object().contains("off_thread_cpu_time_us"));
+}
+
+BOOST_AUTO_TEST_CASE(key_averages_shape_and_row_order) {
+  const json::object profiler = report_of(device_result()).at("profiler").as_object();
+  BOOST_TEST(keys(profiler) == (std::vector<std::string>{"activities", "key_averages"}), boost::test_tools::per_element());
+  BOOST_TEST(profiler.at("activities").as_array() == (json::array{"CPU", "CUDA"}));
+  const json::object& views = profiler.at("key_averages").as_object();
+  BOOST_TEST(keys(views) == (std::vector<std::string>{"cpu_time_total", "device_time_total"}),
+             boost::test_tools::per_element());
+
+  const json::object& cpu = views.at("cpu_time_total").as_object();
+  BOOST_TEST(keys(cpu) == (std::vector<std::string>{"sort_by", "row_limit", "events"}), boost::test_tools::per_element());
+  BOOST_TEST(str(cpu.at("sort_by")) == "cpu_time_total");
+  BOOST_TEST(cpu.at("row_limit").as_int64() == 20);
+  const json::array& rows = cpu.at("events").as_array();
+  BOOST_TEST_REQUIRE(rows.size() == 3u);
+  std::vector<std::string> order;
+  for (const json::value& row : rows) order.push_back(str(row.at("key")));
+  BOOST_TEST(order == (std::vector<std::string>{"aten::mm", "aot_module:encoder", "cudaLaunchKernel"}),
+             boost::test_tools::per_element());
+  const json::object& mm = rows[0].as_object();
+  BOOST_TEST(keys(mm) == (std::vector<std::string>{"key", "device_type", "count", "self_cpu_time_total_us",
+                                                   "cpu_time_total_us", "self_device_time_total_us",
+                                                   "device_time_total_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(mm.at("device_type")) == "CPU");
+  BOOST_TEST(mm.at("count").as_int64() == 4);
+  BOOST_TEST(num(mm.at("self_cpu_time_total_us")) == 100.0);
+  BOOST_TEST(num(mm.at("cpu_time_total_us")) == 300.0);
+  BOOST_TEST(num(mm.at("self_device_time_total_us")) == 0.0);
+  BOOST_TEST(num(mm.at("device_time_total_us")) == 200.0);
+
+  const json::object& device = views.at("device_time_total").as_object();
+  BOOST_TEST(str(device.at("sort_by")) == "device_time_total");
+  BOOST_TEST(device.at("row_limit").as_int64() == 5);
+  BOOST_TEST(device.at("events").as_array().size() == 2u);
+  BOOST_TEST(str(device.at("events").at(0).at("key")) == "gemm_kernel");
+  BOOST_TEST(str(device.at("events").at(0).at("device_type")) == "CUDA");
+  BOOST_TEST(num(device.at("events").at(1).at("device_time_total_us")) == 50.0);
+}
+
+BOOST_AUTO_TEST_CASE(regions_and_warnings_lists) {
+  const json::object report = report_of(device_result());
+  const json::array& regions = report.at("regions").as_array();
+  BOOST_TEST_REQUIRE(regions.size() == 2u);
+  BOOST_TEST(keys(regions[1].as_object()) == (std::vector<std::string>{"id", "name", "kind", "module_type"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(regions[0].at("id")) == "aot_module:encoder");
+  BOOST_TEST(str(regions[0].at("module_type")) == "-");
+  BOOST_TEST(str(regions[1].at("name")) == "head");
+  BOOST_TEST(str(regions[1].at("kind")) == "untuned_module");
+  BOOST_TEST(str(regions[1].at("module_type")) == "torch::nn::Linear");
+
+  const json::array& warnings = report.at("warnings").as_array();
+  BOOST_TEST_REQUIRE(warnings.size() == 2u);
+  BOOST_TEST(keys(warnings[0].as_object()) == (std::vector<std::string>{"code", "message", "source"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(warnings[0].at("code")) == "UNCORRELATED_DEVICE_OPS");
+  BOOST_TEST(str(warnings[0].at("source")) == "core");
+  BOOST_TEST(str(warnings[0].at("message")) == "2 device ops have a correlation id that matches no API call");
+  BOOST_TEST(str(warnings[1].at("code")) == "DROPPED_DEVICE_RECORDS");
+  BOOST_TEST(str(warnings[1].at("source")) == "cupti");
+
+  BOOST_TEST(report_of(cpu_only_result()).at("warnings").as_array().empty());
+}
+
+BOOST_AUTO_TEST_CASE(region_summary_across_runs) {
+  const json::array summary = report_of(device_result()).at("region_summary").as_array();
+  BOOST_TEST_REQUIRE(summary.size() == 2u);
+  // encoder: CPU 600 000 and 0 ns, device 250 000 and 0 ns over the two runs; 2 + 1 calls.
+  const json::object& encoder = summary[0].as_object();
+  BOOST_TEST(keys(encoder) == (std::vector<std::string>{"region_id", "runs_present", "calls_total", "cpu_time_us",
+                                                        "device_time_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(encoder.at("region_id")) == "aot_module:encoder");
+  BOOST_TEST(encoder.at("runs_present").as_int64() == 2);
+  BOOST_TEST(encoder.at("calls_total").as_int64() == 3);
+  BOOST_TEST(keys(encoder.at("cpu_time_us").as_object()) == (std::vector<std::string>{"mean", "min", "max"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("mean")) == 300.0);
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("min")) == 0.0);
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("max")) == 600.0);
+  BOOST_TEST(num(encoder.at("device_time_us").at("mean")) == 125.0);
+  // head appears in run 0 only: run 1 counts as 0.
+  const json::object& head = summary[1].as_object();
+  BOOST_TEST(head.at("runs_present").as_int64() == 1);
+  BOOST_TEST(head.at("calls_total").as_int64() == 1);
+  BOOST_TEST(num(head.at("cpu_time_us").at("mean")) == 17.2835);  // 34 567 / 2 ns
+  BOOST_TEST(num(head.at("cpu_time_us").at("min")) == 0.0);
+  BOOST_TEST(num(head.at("off_thread_cpu_time_us").at("max")) == 12.345);
+
+  BOOST_TEST(!report_of(cpu_only_result()).at("region_summary").at(0).as_object().contains("device_time_us"));
+}
+
+BOOST_AUTO_TEST_CASE(odd_strings_stay_valid_json) {
+  analysis_result result = cpu_only_result();
+  result.regions[0].id = "region:a \"quoted\"\nname \xff é";
+  result.warnings = {{warning_code::overlapping_ranges, warning_source::nvtx, "tab\there\x01"}};
+  const json::object report = report_of(result);  // boost::json rejects invalid UTF-8: parsing is the check
+  BOOST_TEST(str(report.at("regions").at(0).at("id")) == "region:a \"quoted\"\nname \xEF\xBF\xBD é");
+  BOOST_TEST(str(report.at("runs").at(0).at("regions").at(0).at("region_id")) ==
+             "region:a \"quoted\"\nname \xEF\xBF\xBD é");
+  BOOST_TEST(str(report.at("warnings").at(0).at("message")) == "tab\there\x01");
+  BOOST_TEST(str(report.at("warnings").at(0).at("source")) == "nvtx");
+}
+
+BOOST_AUTO_TEST_CASE(bad_region_index_is_a_clear_error) {
+  analysis_result result = cpu_only_result();
+  result.runs[0].regions[0].region = 5;
+  BOOST_CHECK_EXCEPTION(to_json(result, trace{}, analysis_options{}, fixed_context()), std::invalid_argument,
+                        [](const std::invalid_argument& e) {
+                          return std::string(e.what()).find("index 5") != std::string::npos;
+                        });
+  BOOST_CHECK_THROW(to_markdown(result, trace{}, analysis_options{}, fixed_context()), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,150 @@
+// The Markdown report: sections, a residual row per run, the expected numbers, terminal hygiene.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "report_fixtures.hpp"
+
+using namespace regionprof;
+using namespace report_test;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// The table row whose first cell is `first` (cells trimmed), split into trimmed cells.
+std::vector<std::vector<std::string>> rows_starting_with(const std::string& text, const std::string& first) {
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& line : lines_of(text)) {
+    if (line.empty() || line.front() != '|') continue;
+    std::vector<std::string> cells;
+    std::string cell;
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '|' && line[i - 1] != '\\') {
+        const auto begin = cell.find_first_not_of(' ');
+        const auto end = cell.find_last_not_of(' ');
+        cells.push_back(begin == std::string::npos ? "" : cell.substr(begin, end - begin + 1));
+        cell.clear();
+      } else {
+        cell += line[i];
+      }
+    }
+    if (!cells.empty() && cells[0] == first) rows.push_back(cells);
+  }
+  return rows;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(markdown_report)
+
+BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
+  const std::string text = to_markdown(device_result(), trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST_MESSAGE(text);
+  for (const char* heading : {"# regionprof report\n", "\n## Runs\n", "\n## Regions\n", "\n## Attribution per run\n",
+                              "\n### Run 0\n", "\n### Run 1\n", "\n## Key averages\n", "\n### By total CPU time",
+                              "\n### By total device time", "\n## Warnings\n"}) {
+    BOOST_TEST_INFO("heading " << heading);
+    BOOST_TEST(text.find(heading) != std::string::npos);
+  }
+  BOOST_TEST(text.find("- Tool: regionprof " REGIONPROF_EXPECTED_VERSION ", report created 2024-05-01T12:34:56Z\n") !=
+             std::string::npos);
+  BOOST_TEST(text.find("- Activities: CPU, CUDA\n") != std::string::npos);
+  BOOST_TEST(text.find("- Warnings: 2\n") != std::string::npos);
+  BOOST_TEST(text.find("- Runs: 2 analysed (2 measured, 3 warm-up; inference function: yes)\n") != std::string::npos);
+
+  // One residual row per run, with its CPU and device time and shares.
+  const auto residuals = rows_starting_with(text, "(residual)");
+  BOOST_TEST_REQUIRE(residuals.size() == 2u);
+  BOOST_TEST(residuals[0] == (std::vector<std::string>{"(residual)", "-", "600.000", "48.60 %", "-", "100.000", "25.00 %"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(residuals[1] == (std::vector<std::string>{"(residual)", "-", "0.000", "-", "0.000", "-"}),
+             boost::test_tools::per_element());
+  const auto totals = rows_starting_with(text, "(run total)");
+  BOOST_TEST_REQUIRE(totals.size() == 2u);
+  BOOST_TEST(totals[0][2] == "1234.567");
+  BOOST_TEST(totals[0][3] == "100.00 %");
+
+  // Region rows of run 0: encoder 600 000 / 1 234 567 = 48.60 %, head 34 567 / 1 234 567 = 2.80 %.
+  const auto encoder = rows_starting_with(text, "`aot_module:encoder`");
+  BOOST_TEST_REQUIRE(encoder.size() == 4u);  // regions table, run 0, run 1, key averages
+  BOOST_TEST(encoder[1] == (std::vector<std::string>{"`aot_module:encoder`", "2", "600.000", "48.60 %", "-", "250.000",
+                                                     "62.50 %"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(encoder[0] == (std::vector<std::string>{"`aot_module:encoder`", "aot_module", "-", "2", "3", "300.000",
+                                                     "125.000"}),
+             boost::test_tools::per_element());
+  const auto head = rows_starting_with(text, "`untuned_module:head`");
+  BOOST_TEST_REQUIRE(head.size() == 2u);
+  BOOST_TEST(head[1] == (std::vector<std::string>{"`untuned_module:head`", "1", "34.567", "2.80 %", "12.345", "50.000",
+                                                  "12.50 %"}),
+             boost::test_tools::per_element());
+
+  // Runs table and key averages.
+  const auto run0 = rows_starting_with(text, "0");
+  BOOST_TEST_REQUIRE(run0.size() == 1u);
+  BOOST_TEST(run0[0] == (std::vector<std::string>{"0", "1500.000", "1234.567", "400.000", "300.000", "500.000"}),
+             boost::test_tools::per_element());
+  const auto mm = rows_starting_with(text, "`aten::mm`");
+  BOOST_TEST_REQUIRE(mm.size() == 1u);
+  BOOST_TEST(mm[0] == (std::vector<std::string>{"`aten::mm`", "CPU", "4", "100.000", "300.000", "0.000", "200.000"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(text.find("(sorted by `device_time_total`, row limit 5)") != std::string::npos);
+  BOOST_TEST(text.find("- `DROPPED_DEVICE_RECORDS` (cupti): 17 device records were dropped; raise the buffer size "
+                       "to 8 MiB\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(cpu_only_report_leaves_device_columns_out) {
+  const std::string text = to_markdown(cpu_only_result(), trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST_MESSAGE(text);
+  BOOST_TEST(text.find("device (us)") == std::string::npos);
+  BOOST_TEST(text.find("By total device time") == std::string::npos);
+  BOOST_TEST(text.find("- Activities: CPU (no device data") != std::string::npos);
+  const auto residual = rows_starting_with(text, "(residual)");
+  BOOST_TEST_REQUIRE(residual.size() == 1u);
+  BOOST_TEST(residual[0] == (std::vector<std::string>{"(residual)", "-", "0.300", "30.00 %"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(text.find("## Warnings\n\nNone.\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(terminal_hygiene_and_determinism) {
+  analysis_result result = device_result();
+  result.cpu_time_total.rows[0].key = "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<"
+                                      "at::native::AUnaryFunctor<float, float, float, MulFunctor<float> > >(int)";
+  result.regions[1].id = "untuned_module:a|b\nc \xff";
+  const std::string text = to_markdown(result, trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST_MESSAGE(text);
+  BOOST_TEST(text == to_markdown(result, trace{}, analysis_options{}, fixed_context()));
+  BOOST_TEST(text.back() == '\n');
+  for (const std::string& line : lines_of(text)) {
+    BOOST_TEST_INFO("line: [" << line << "]");
+    BOOST_TEST((line.empty() || line.back() != ' '));
+  }
+  // A pipe is escaped, a newline becomes a space, invalid UTF-8 becomes U+FFFD.
+  BOOST_TEST(text.find("`untuned_module:a\\|b c \xEF\xBF\xBD`") != std::string::npos);
+  // A long kernel name is cut to 80 characters: 77 of the name and "...".
+  BOOST_TEST(text.find("`void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<at::n...`") !=
+             std::string::npos);
+  // Table columns line up: every line of one table has the same width.
+  std::size_t width = 0;
+  bool in_runs = false;
+  for (const std::string& line : lines_of(text)) {
+    if (line == "## Runs") in_runs = true;
+    if (!in_runs || line.empty() || line.front() != '|') {
+      if (in_runs && width != 0) break;
+      continue;
+    }
+    if (width == 0) width = line.size();
+    BOOST_TEST(line.size() == width);
+  }
+  BOOST_TEST(width > 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
