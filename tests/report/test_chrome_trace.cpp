@@ -288,10 +288,10 @@ BOOST_AUTO_TEST_CASE(odd_names_are_escaped) {
   trace t;
   const thread_index thread = t.add_thread(5, 6, "thread \"quoted\"");
   const std::vector<std::string> raw{"say \"hi\"", "line1\nline2\ttab", "back\\slash", "ctrl\x01\x1f",
-                                     "naïve ✓ 日本", "bad \xff\xfe end", "cut \xE2\x82", std::string("nul\0in", 6)};
+                                     "naïve ✓ 日本", "bad \xff\xfe end", "cut \xE2\x82", std::string("nul\0in", 6), "del\x7f"};
   const std::vector<std::string> expected{"say \"hi\"", "line1\nline2\ttab", "back\\slash", "ctrl\x01\x1f",
                                           "naïve ✓ 日本", "bad \xEF\xBF\xBD\xEF\xBF\xBD end", "cut \xEF\xBF\xBD",
-                                          std::string("nul\0in", 6)};
+                                          std::string("nul\0in", 6), "del\x7f"};
   std::int64_t ts = 0;
   for (const std::string& name : raw) {
     t.intervals.push_back({ts, ts + 10, t.strings.intern(name), thread, 0, 0, interval_kind::range});
@@ -301,6 +301,8 @@ BOOST_AUTO_TEST_CASE(odd_names_are_escaped) {
   const std::string text = chrome_text(t);
   BOOST_TEST(text.find(R"("name":"ctrl\u0001\u001f")") != std::string::npos);
   BOOST_TEST(text.find(R"("name":"line1\nline2\ttab")") != std::string::npos);
+  BOOST_TEST(text.find(R"("name":"del\u007f")") != std::string::npos);
+  BOOST_TEST(text.find('\x7f') == std::string::npos);  // no raw control byte anywhere
   BOOST_TEST(text.find("\"name\":\"naïve ✓ 日本\"") != std::string::npos);  // non-ASCII passed through
   const json::array events = parse(text).at("traceEvents").as_array();  // boost::json checks UTF-8
   const auto complete = events_with(events, "X");

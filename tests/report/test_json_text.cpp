@@ -68,6 +68,7 @@ BOOST_AUTO_TEST_CASE(strings_are_escaped_and_utf8_repaired) {
   BOOST_TEST(quoted("l1\nl2\tx\r\b\f") == "\"l1\\nl2\\tx\\r\\b\\f\"");
   BOOST_TEST(quoted(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
   BOOST_TEST(quoted(std::string("nul\0x", 5)) == "\"nul\\u0000x\"");
+  BOOST_TEST(quoted("del\x7f") == "\"del\\u007f\"");  // Perfetto's tokenizer rejects a raw DEL
   BOOST_TEST(quoted("é✓😀") == "\"é✓😀\"");  // valid UTF-8 passes through
   const std::string fffd = "\xEF\xBF\xBD";
   BOOST_TEST(quoted("a\xff" "b") == "\"a" + fffd + "b\"");
@@ -83,6 +84,7 @@ BOOST_AUTO_TEST_CASE(strings_are_escaped_and_utf8_repaired) {
   BOOST_TEST(!is_plain_json_string("a\"b"));
   BOOST_TEST(!is_plain_json_string("a\nb"));
   BOOST_TEST(!is_plain_json_string("a\xff"));
+  BOOST_TEST(!is_plain_json_string("a\x7f"));
 
   // Whatever goes in, a JSON parser that checks UTF-8 reads the result back.
   const std::string nasty = std::string("q\"\\\n\x01\x7f é \xff\xfe \xE2\x82 ") + std::string(1, '\0');

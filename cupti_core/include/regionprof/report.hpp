@@ -80,7 +80,8 @@ std::string to_markdown(const analysis_result& result, const trace& source,
 ///   itself (`schemaVersion`, `displayTimeUnit`, `regionprof`, `traceEvents`); `displayTimeUnit` ("ns");
 ///   `regionprof`; `traceEvents` last. `device_tracing` is trace::device_tracing as is; `warnings` are
 ///   trace::warnings (the producers', not the analysis's); `run_wall_times_ns` are integers.
-/// - Strings are JSON-escaped; valid UTF-8 passes through, and each invalid UTF-8 subpart is replaced by
+/// - Strings are JSON-escaped (control characters and DEL as escapes, never raw: Perfetto's tokenizer
+///   rejects raw control bytes); valid UTF-8 passes through, and each invalid UTF-8 subpart is replaced by
 ///   U+FFFD (so only such a name does not come back byte for byte).
 ///
 /// Streams: the output is written in chunks of about 1 MiB as it is formatted, never built whole.

@@ -59,7 +59,9 @@ std::size_t utf8_sequence(const unsigned char* p, std::size_t available, std::si
   return length;
 }
 
-bool needs_escape(unsigned char c) noexcept { return c < 0x20 || c == '"' || c == '\\'; }
+// DEL is legal raw JSON, but Perfetto's JSON tokenizer rejects every iscntrl() byte inside a string
+// (it would fail the whole import), so it is escaped too.
+bool needs_escape(unsigned char c) noexcept { return c < 0x20 || c == 0x7F || c == '"' || c == '\\'; }
 
 void append_escaped_ascii(std::string& out, unsigned char c) {
   switch (c) {

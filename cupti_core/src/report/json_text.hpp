@@ -12,12 +12,12 @@
 
 namespace regionprof::report_detail {
 
-/// True when `text` is valid UTF-8 and needs no JSON escaping (no control character, quote or
+/// True when `text` is valid UTF-8 and needs no JSON escaping (no control character, DEL, quote or
 /// backslash), so it can be copied between quotes as is.
 bool is_plain_json_string(std::string_view text) noexcept;
 
-/// Appends `text` as a quoted JSON string: `"` and `\` escaped, control characters as \n, \t, ... or
-/// \u00XX, valid UTF-8 passed through, and each maximal invalid UTF-8 subpart replaced by U+FFFD.
+/// Appends `text` as a quoted JSON string: `"` and `\` escaped, control characters (and DEL) as \n,
+/// \t, ... or \u00XX, valid UTF-8 passed through, and each maximal invalid UTF-8 subpart replaced by U+FFFD.
 void append_json_string(std::string& out, std::string_view text);
 
 /// `text` with each maximal invalid UTF-8 subpart replaced by U+FFFD (valid text comes back unchanged).
