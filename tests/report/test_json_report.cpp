@@ -330,4 +330,19 @@ BOOST_AUTO_TEST_CASE(bad_region_index_is_a_clear_error) {
   BOOST_CHECK_THROW(to_markdown(result, trace{}, analysis_options{}, fixed_context()), std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {
+  analysis_result empty;
+  empty.cpu_time_total.sort_by = "cpu_time_total";
+  const json::object report = report_of(empty);
+  BOOST_TEST(report.at("runs").as_array().empty());
+  BOOST_TEST(report.at("regions").as_array().empty());
+  BOOST_TEST(report.at("region_summary").as_array().empty());
+  BOOST_TEST(report.at("config").at("measured_runs").as_int64() == 0);
+  BOOST_TEST(report.at("profiler").at("key_averages").at("cpu_time_total").at("events").as_array().empty());
+  const std::string markdown = to_markdown(empty, trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST(markdown.find("## Runs\n\nNo runs.\n") != std::string::npos);
+  BOOST_TEST(markdown.find("No region owned time in any run.") != std::string::npos);
+  BOOST_TEST(markdown.find("No events.") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -134,12 +134,7 @@ class chrome_writer {
   void write_metadata() {
     for (const thread_info& thread : source_.threads) {
       if (thread.name == 0) continue;
-      begin_event();
-      buffer_ += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
-      append_int(buffer_, thread.pid);
-      buffer_ += ",\"tid\":";
-      append_int(buffer_, thread.tid);
-      buffer_ += ",\"args\":{\"name\":";
+      metadata_event("thread_name", thread.pid, thread.tid);
       append_name(thread.name);
       buffer_ += "}}";
     }
@@ -159,19 +154,13 @@ class chrome_writer {
       const std::uint64_t stream = key & 0xffffffffu;
       if (device != previous_device) {
         previous_device = device;
-        begin_event();
-        buffer_ += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
-        append_uint(buffer_, device);
-        buffer_ += ",\"tid\":0,\"args\":{\"name\":\"GPU ";
+        metadata_event("process_name", static_cast<std::int64_t>(device), 0);
+        buffer_ += "\"GPU ";
         append_uint(buffer_, device);
         buffer_ += "\"}}";
       }
-      begin_event();
-      buffer_ += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
-      append_uint(buffer_, device);
-      buffer_ += ",\"tid\":";
-      append_uint(buffer_, stream);
-      buffer_ += ",\"args\":{\"name\":\"stream ";
+      metadata_event("thread_name", static_cast<std::int64_t>(device), static_cast<std::int64_t>(stream));
+      buffer_ += "\"stream ";
       append_uint(buffer_, stream);
       buffer_ += "\"}}";
     }
@@ -204,19 +193,8 @@ class chrome_writer {
   void write_intervals() {
     for (const cpu_interval& interval : source_.intervals) {
       const thread_info& thread = source_.threads[interval.thread];
-      begin_event();
-      buffer_ += "{\"ph\":\"X\",\"cat\":\"";
-      buffer_ += category(interval.kind);
-      buffer_ += "\",\"name\":";
-      append_name(interval.name);
-      buffer_ += ",\"pid\":";
-      append_int(buffer_, thread.pid);
-      buffer_ += ",\"tid\":";
-      append_int(buffer_, thread.tid);
-      buffer_ += ",\"ts\":";
-      append_us(buffer_, interval.start_ns);
-      buffer_ += ",\"dur\":";
-      append_us(buffer_, interval.end_ns - interval.start_ns);
+      complete_event(category(interval.kind), interval.name, thread.pid, thread.tid, interval.start_ns,
+                     interval.end_ns);
       const bool api = is_api_call(interval.kind);
       if (api || interval.domain != 0) {
         buffer_ += ",\"args\":{";
@@ -236,16 +214,7 @@ class chrome_writer {
         const std::size_t link = linked_index(interval.correlation_id);
         if (link != npos && !flow_started_[link]) {
           flow_started_[link] = true;
-          begin_event();
-          buffer_ += "{\"ph\":\"s\",\"id\":";
-          append_uint(buffer_, interval.correlation_id);
-          buffer_ += ",\"pid\":";
-          append_int(buffer_, thread.pid);
-          buffer_ += ",\"tid\":";
-          append_int(buffer_, thread.tid);
-          buffer_ += ",\"ts\":";
-          append_us(buffer_, interval.start_ns);
-          buffer_ += ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}";
+          flow_event('s', interval.correlation_id, thread.pid, thread.tid, interval.start_ns);
         }
       }
     }
@@ -253,19 +222,7 @@ class chrome_writer {
 
   void write_device_ops() {
     for (const device_op& op : source_.device_ops) {
-      begin_event();
-      buffer_ += "{\"ph\":\"X\",\"cat\":\"";
-      buffer_ += category(op.kind);
-      buffer_ += "\",\"name\":";
-      append_name(op.name);
-      buffer_ += ",\"pid\":";
-      append_uint(buffer_, op.device);
-      buffer_ += ",\"tid\":";
-      append_uint(buffer_, op.stream);
-      buffer_ += ",\"ts\":";
-      append_us(buffer_, op.start_ns);
-      buffer_ += ",\"dur\":";
-      append_us(buffer_, op.end_ns - op.start_ns);
+      complete_event(category(op.kind), op.name, op.device, op.stream, op.start_ns, op.end_ns);
       buffer_ += ",\"args\":{\"device\":";
       append_uint(buffer_, op.device);
       buffer_ += ",\"stream\":";
@@ -277,19 +234,54 @@ class chrome_writer {
         append_uint(buffer_, op.bytes);
       }
       buffer_ += "}}";
-      if (linked_index(op.correlation_id) != npos) {
-        begin_event();
-        buffer_ += "{\"ph\":\"f\",\"id\":";
-        append_uint(buffer_, op.correlation_id);
-        buffer_ += ",\"pid\":";
-        append_uint(buffer_, op.device);
-        buffer_ += ",\"tid\":";
-        append_uint(buffer_, op.stream);
-        buffer_ += ",\"ts\":";
-        append_us(buffer_, op.start_ns);
-        buffer_ += ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}";
-      }
+      if (linked_index(op.correlation_id) != npos) flow_event('f', op.correlation_id, op.device, op.stream, op.start_ns);
     }
+  }
+
+  /// `{"ph":"M","name":<kind>,"pid":..,"tid":..,"args":{"name":` (the caller adds the name and `}}`).
+  void metadata_event(std::string_view kind, std::int64_t pid, std::int64_t tid) {
+    begin_event();
+    buffer_ += "{\"ph\":\"M\",\"name\":\"";
+    buffer_ += kind;
+    buffer_ += "\",\"pid\":";
+    append_int(buffer_, pid);
+    buffer_ += ",\"tid\":";
+    append_int(buffer_, tid);
+    buffer_ += ",\"args\":{\"name\":";
+  }
+
+  /// `{"ph":"X","cat":..,"name":..,"pid":..,"tid":..,"ts":..,"dur":..` (the caller adds args and `}`).
+  void complete_event(std::string_view cat, name_id name, std::int64_t pid, std::int64_t tid, std::int64_t start_ns,
+                      std::int64_t end_ns) {
+    begin_event();
+    buffer_ += "{\"ph\":\"X\",\"cat\":\"";
+    buffer_ += cat;
+    buffer_ += "\",\"name\":";
+    append_name(name);
+    buffer_ += ",\"pid\":";
+    append_int(buffer_, pid);
+    buffer_ += ",\"tid\":";
+    append_int(buffer_, tid);
+    buffer_ += ",\"ts\":";
+    append_us(buffer_, start_ns);
+    buffer_ += ",\"dur\":";
+    append_us(buffer_, end_ns - start_ns);
+  }
+
+  /// An `ac2g` flow start (`s`, on the API call) or end (`f`, bound to the enclosing device op).
+  void flow_event(char phase, std::uint32_t id, std::int64_t pid, std::int64_t tid, std::int64_t ts_ns) {
+    begin_event();
+    buffer_ += "{\"ph\":\"";
+    buffer_ += phase;
+    buffer_ += "\",\"id\":";
+    append_uint(buffer_, id);
+    buffer_ += ",\"pid\":";
+    append_int(buffer_, pid);
+    buffer_ += ",\"tid\":";
+    append_int(buffer_, tid);
+    buffer_ += ",\"ts\":";
+    append_us(buffer_, ts_ns);
+    buffer_ += phase == 'f' ? ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}" : ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}";
   }
 
   /// Separates events (one per line) and hands the buffer over when it is full.
