@@ -119,6 +119,7 @@ BOOST_AUTO_TEST_CASE(terminal_hygiene_and_determinism) {
   result.cpu_time_total.rows[0].key = "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<"
                                       "at::native::AUnaryFunctor<float, float, float, MulFunctor<float> > >(int)";
   result.regions[1].id = "untuned_module:a|b\nc \xff";
+  result.regions[0].id = "aot_module:tick`ed";
   const std::string text = to_markdown(result, trace{}, analysis_options{}, fixed_context());
   BOOST_TEST_MESSAGE(text);
   BOOST_TEST(text == to_markdown(result, trace{}, analysis_options{}, fixed_context()));
@@ -129,6 +130,8 @@ BOOST_AUTO_TEST_CASE(terminal_hygiene_and_determinism) {
   }
   // A pipe is escaped, a newline becomes a space, invalid UTF-8 becomes U+FFFD.
   BOOST_TEST(text.find("`untuned_module:a\\|b c \xEF\xBF\xBD`") != std::string::npos);
+  // A backtick inside a name gets a longer fence.
+  BOOST_TEST(text.find("| `` aot_module:tick`ed `` |") != std::string::npos);
   // A long kernel name is cut to 80 characters: 77 of the name and "...".
   BOOST_TEST(text.find("`void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<at::n...`") !=
              std::string::npos);
