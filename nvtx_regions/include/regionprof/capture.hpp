@@ -1,0 +1,119 @@
+// The NVTX capture tool's C++ API: record every NVTX range of this process into a regionprof::trace.
+//
+// The tool is an NVTX v3 tool that NVTX attaches in one of two ways (DESIGN.md, Hot path):
+// - static: the program links regionprof::nvtx_capture (regionprof::nvtx_regions's harness does), whose
+//   strong `InitializeInjectionNvtx2_fnptr` NVTX finds in the program's own NVTX instance;
+// - injected: `NVTX_INJECTION64_PATH` names a shared library that exports `InitializeInjectionNvtx2`
+//   (build/lib/libregionprof_nvtx_inject.so; regionprof's CUDA injection library includes it too).
+// NVTX tries the environment variable first: when it names another library, the static tool never
+// attaches, and a session's stop() reports NVTX_TOOL_CONFLICT.
+//
+// The tool is always attached once NVTX initialised it, but records only while a capture_session is
+// active (one per process at a time); outside a session each NVTX call returns after one relaxed load.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "regionprof/trace.hpp"
+
+namespace regionprof {
+
+/// Settings of one capture session.
+struct capture_options {
+  /// Chunk memory (16-byte records) one session may take. Past it, records are dropped and counted
+  /// exactly (DROPPED_HOST_RECORDS). A range (push + pop) costs 32 bytes.
+  std::size_t memory_cap_bytes = std::size_t{1} << 30;
+};
+
+/// Counts of what a session recorded and what it could not use.
+struct capture_stats {
+  std::uint64_t records = 0;          ///< records kept (push, pop, start, end, mark)
+  std::uint64_t dropped_records = 0;  ///< records dropped at the memory cap (DROPPED_HOST_RECORDS)
+  std::uint64_t unmatched_pops = 0;   ///< pops with no open push of their domain on their thread
+  std::uint64_t unmatched_ends = 0;   ///< range ends whose start this session did not record
+  std::uint64_t open_at_stop = 0;     ///< ranges still open at stop: dropped from the trace
+  std::uint64_t lost_to_cap = 0;      ///< ranges whose start or end was dropped at the cap
+  std::uint64_t clamped_ranges = 0;   ///< start/end ranges ended before their start (clock skew)
+  std::uint64_t marks = 0;            ///< marks recorded (see capture_result::marks)
+  std::uint64_t chunk_bytes = 0;      ///< chunk memory the session took (records + chunk headers)
+  bool tool_attached = false;         ///< NVTX had attached this tool when the session stopped
+  bool clock_is_tsc = false;          ///< ticks were TSC cycles (else CLOCK_MONOTONIC ns)
+  double ns_per_tick = 1.0;           ///< the session's calibration
+};
+
+/// An NVTX mark: an instant, kept beside the trace (a trace has no zero-length events).
+struct nvtx_mark {
+  std::int64_t time_ns = 0;
+  name_id name = 0;           ///< into capture_result::data.strings
+  thread_index thread = 0;    ///< into capture_result::data.threads
+  domain_index domain = 0;    ///< into capture_result::data.domains
+};
+
+/// What stop() returns: the trace (threads, range intervals, strings, domains, warnings), the marks, and
+/// the counts behind the warnings.
+struct capture_result {
+  trace data;
+  std::vector<nvtx_mark> marks;
+  capture_stats stats;
+};
+
+/// Records every NVTX range of the process from construction to stop(): push/pop and start/end from
+/// every domain and thread, marks, domain and string registrations. One session at a time.
+///
+/// Ranges become CPU intervals (kind `range`) on CLOCK_MONOTONIC ns: a pop closes the innermost open
+/// push of its domain on its thread; a start/end range (which may end on another thread) is an interval
+/// on the thread that started it. Ranges still open at stop() are dropped from the trace and counted,
+/// as are pops and ends with no recorded start (UNBALANCED_RANGES).
+///
+/// ```
+/// regionprof::capture_session session;
+/// run_workload();
+/// regionprof::capture_result result = session.stop();
+/// std::printf("%zu ranges\n", result.data.intervals.size());
+/// ```
+class capture_session {
+ public:
+  /// Starts recording. Throws std::logic_error when another capture session is active in this process
+  /// (sessions never nest or overlap: stop the other one first).
+  explicit capture_session(const capture_options& options = {});
+  /// Stops recording and discards what was recorded if stop() was not called. Never throws.
+  ~capture_session();
+
+  capture_session(const capture_session&) = delete;
+  capture_session& operator=(const capture_session&) = delete;
+  capture_session(capture_session&&) = delete;
+  capture_session& operator=(capture_session&&) = delete;
+
+  /// Stops recording and converts the records into a trace. Throws std::logic_error when called twice.
+  capture_result stop();
+
+  /// Chunk memory taken so far by this session (bytes); what memory_cap_bytes limits.
+  std::size_t chunk_bytes() const noexcept;
+
+ private:
+  std::uint32_t epoch_ = 0;  // 0 once stopped
+  capture_options options_;
+};
+
+/// True while a capture_session is active in this process.
+bool capture_session_active() noexcept;
+
+/// True once NVTX has attached regionprof's capture tool (in this module's copy of the tool). NVTX
+/// attaches lazily, at the first NVTX call of the program; `regionprof::profile` forces that first.
+bool nvtx_capture_attached() noexcept;
+
+/// When this copy of the tool is not attached and `NVTX_INJECTION64_PATH` is set (NVTX tries that
+/// library first and then never the static tool), a message saying so and what to do; empty otherwise.
+/// capture_session::stop() adds it to the trace as NVTX_TOOL_CONFLICT (source nvtx).
+std::string nvtx_tool_conflict();
+
+/// The NVTX tool entry point: fills the callback tables of the NVTX instance that calls it and returns
+/// 1. `InitializeInjectionNvtx2` (injected route) and `InitializeInjectionNvtx2_fnptr` (static route)
+/// call it; a shared library that combines the capture with other tools calls it from its own
+/// `InitializeInjectionNvtx2`. The argument is NVTX's `NvtxGetExportTableFunc_t`.
+int attach_nvtx_capture(const void* (*get_export_table)(std::uint32_t)) noexcept;
+
+}  // namespace regionprof

@@ -1,0 +1,63 @@
+// The in-process profiling harness: warm-up and measured runs of a workload, each measured run marked,
+// CPU time from the NVTX capture, device time from CUPTI where a device is present, and the report.
+// It does natively what the reference module's `capture` does through torch.profiler.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "regionprof/analysis.hpp"
+#include "regionprof/capture.hpp"
+#include "regionprof/device_session.hpp"
+#include "regionprof/profile.hpp"
+
+namespace regionprof {
+
+/// Settings of regionprof::profile.
+struct profile_options {
+  std::size_t warmup_runs = 3;     ///< calls before recording starts (not recorded, not reported)
+  std::size_t measured_runs = 10;  ///< recorded, reported runs (at least 1)
+  std::optional<std::string> trace_file;  ///< also write the Chrome trace here (Perfetto, chrome://tracing)
+  name_rule run_marker = default_run_marker();  ///< the harness marks each call with the default marker
+  std::vector<name_rule> region_rules = default_region_rules();  ///< first matching rule wins
+  bool cross_thread = false;  ///< attribute work of other threads to the run (DESIGN.md rule 9)
+  std::size_t row_limit = 20;  ///< key-average rows per view
+  bool device_tracing = true;  ///< record device activity through CUPTI when a device is present
+  device_options device;       ///< CUPTI buffer sizes and cap
+  capture_options capture;     ///< NVTX capture memory cap
+  std::string target_type = "callable";  ///< report `target.type`
+};
+
+/// Profiles `workload`: `warmup_runs` unrecorded calls; then, recording, one internal warm-up call
+/// (it absorbs the capture's and CUPTI's buffer allocation; its run is discarded through
+/// analysis_options::skip_runs) and `measured_runs` calls, each as: device synchronize, wall clock,
+/// run marker (`regionprof.profiled_run`) around the call, device synchronize, wall clock.
+///
+/// Returns the Profile (json(), markdown(), write_json(), write_trace()) with the trace's
+/// run_wall_times_ns and the report context (warmup_runs, measured_runs, uses_inference_function).
+/// Without a GPU the profile is CPU-only and says why (DEVICE_TRACING_UNAVAILABLE). When another NVTX
+/// tool owns NVTX (NVTX_TOOL_CONFLICT) the runs are timed by the wall clock alone.
+///
+/// Throws:
+/// - std::invalid_argument for measured_runs == 0, an empty workload, or an invalid regex rule
+///   (before the workload runs);
+/// - std::logic_error when another profile or capture session is active in the process;
+/// - std::runtime_error starting with `RUN_COUNT_MISMATCH` when the run-marker rule finds a number of
+///   measured runs other than measured_runs (a custom rule must match exactly one range per call). When
+///   the capture dropped records at its memory cap, the mismatch is a counted loss instead: the profile
+///   is returned with a RUN_COUNT_MISMATCH warning beside DROPPED_HOST_RECORDS;
+/// - whatever the workload throws, after recording has been stopped cleanly.
+///
+/// ```
+/// regionprof::profile_options options;
+/// options.trace_file = "trace.json";
+/// regionprof::Profile result = regionprof::profile([&] { model.forward(input); }, options);
+/// std::cout << result.markdown();
+/// result.write_json("profile.json");
+/// ```
+Profile profile(const std::function<void()>& workload, const profile_options& options = {});
+
+}  // namespace regionprof

@@ -1,0 +1,458 @@
+// capture_session: start and stop recording, collect the chunks, and turn records into a trace.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "capture/capture_route.hpp"
+#include "capture/capture_state.hpp"
+#include "regionprof/capture.hpp"
+
+namespace regionprof {
+namespace capture_detail {
+namespace {
+
+/// A run of records of one thread: a handed-over chunk (read in place) or a copy of a live thread's
+/// current chunk.
+struct segment {
+  std::uint64_t thread_serial = 0;
+  std::uint32_t chunk_serial = 0;
+  const record* records = nullptr;
+  std::uint32_t count = 0;
+  bool copied = false;
+};
+
+struct thread_snapshot {
+  std::uint64_t serial = 0;
+  std::int64_t tid = 0;
+  std::string name;
+  bool over_cap = false;
+};
+
+/// Everything stop() takes from the tool's state. Handed-over chunks are returned to the pool when
+/// this goes away, whatever happened in between.
+struct collection {
+  std::vector<segment> segments;
+  std::vector<std::vector<record>> copies;
+  std::vector<chunk*> owned;
+  std::vector<thread_snapshot> threads;
+  std::unordered_map<std::int64_t, std::string> nvtx_names;
+
+  collection() = default;
+  collection(const collection&) = delete;
+  collection& operator=(const collection&) = delete;
+  ~collection() { release_chunks(owned); }
+};
+
+std::string live_thread_name(const thread_info& info) {
+  char name[64] = {};
+  if (pthread_getname_np(info.handle, name, sizeof(name)) != 0) return info.name;
+  return name;
+}
+
+/// Takes every chunk of session `epoch`: copies of the live threads' current chunks (up to what they
+/// published), then the handed-over chunks. Chunks of earlier sessions are freed. Forgets exited threads.
+void collect(std::uint32_t epoch, collection& out) {
+  tool_state& s = state();
+  std::vector<chunk*> stale;
+  {
+    std::lock_guard lock(s.registry.mutex);
+    for (const thread_info& info : s.registry.threads) {
+      const bool alive = info.buffer != nullptr;
+      bool over_cap = info.over_cap_epoch == epoch;
+      if (alive) {
+        over_cap = info.buffer->over_cap_epoch.load(std::memory_order_relaxed) == epoch;
+        const chunk* c = info.buffer->current_published.load(std::memory_order_acquire);
+        if (c != nullptr && c->epoch.load(std::memory_order_acquire) == epoch) {
+          const std::uint32_t count = c->used.load(std::memory_order_acquire);
+          auto& copy = out.copies.emplace_back(c->records, c->records + count);
+          out.segments.push_back({c->thread_serial, c->serial, copy.data(), count, true});
+        }
+      }
+      out.threads.push_back({info.serial, info.tid, alive ? live_thread_name(info) : info.name, over_cap});
+    }
+    out.nvtx_names = s.registry.nvtx_names;
+    // Drained under the registry lock: a thread that exited before this point handed its chunk over first.
+    chunk* c = s.handover.exchange(nullptr, std::memory_order_acquire);
+    while (c != nullptr) {
+      chunk* next = c->next;
+      if (c->epoch.load(std::memory_order_relaxed) == epoch) {
+        out.owned.push_back(c);
+      } else {
+        stale.push_back(c);
+      }
+      c = next;
+    }
+    std::erase_if(s.registry.threads, [](const thread_info& info) { return info.buffer == nullptr; });
+  }
+  release_chunks(stale);
+  // A chunk both copied (while current) and handed over (filled up since): the handed-over one has more.
+  std::unordered_set<std::uint32_t> handed_over;
+  for (chunk* c : out.owned) {
+    handed_over.insert(c->serial);
+    out.segments.push_back({c->thread_serial, c->serial, c->records, c->used.load(std::memory_order_acquire), false});
+  }
+  std::erase_if(out.segments, [&](const segment& seg) { return seg.copied && handed_over.contains(seg.chunk_serial); });
+}
+
+/// Frees everything of session `epoch` without converting it.
+void discard(std::uint32_t epoch) noexcept {
+  try {
+    collection dropped;
+    collect(epoch, dropped);
+  } catch (...) {
+  }
+}
+
+std::uint64_t range_id(std::uint32_t chunk_serial, std::uint32_t index) noexcept {
+  return (static_cast<std::uint64_t>(chunk_serial) << range_id_index_bits) | index;
+}
+
+std::uint64_t end_range_id(const record& r) noexcept {
+  return r.name | (static_cast<std::uint64_t>(r.domain) << 32) | (static_cast<std::uint64_t>(r.extra) << 48);
+}
+
+/// Turns collected records into trace intervals (DESIGN.md, Hot path; rules for pairing in capture.hpp).
+class converter {
+ public:
+  converter(const tick_converter& clock, capture_result& result) : clock_(clock), result_(result) {}
+
+  void run(collection& input, std::uint64_t dropped_records) {
+    std::stable_sort(input.segments.begin(), input.segments.end(), [](const segment& a, const segment& b) {
+      return a.thread_serial != b.thread_serial ? a.thread_serial < b.thread_serial : a.chunk_serial < b.chunk_serial;
+    });
+    std::unordered_map<std::uint64_t, std::size_t> thread_position;
+    for (const thread_snapshot& t : input.threads) thread_position.emplace(t.serial, thread_position.size());
+    threads_.resize(input.threads.size());
+
+    for (std::size_t i = 0; i < input.segments.size();) {
+      const std::uint64_t serial = input.segments[i].thread_serial;
+      std::size_t j = i;
+      while (j < input.segments.size() && input.segments[j].thread_serial == serial) ++j;
+      auto found = thread_position.find(serial);
+      if (found == thread_position.end()) {  // a thread forgotten earlier: cannot happen, but never crash
+        found = thread_position.emplace(serial, threads_.size()).first;
+        input.threads.push_back({serial, 0, {}, false});
+        threads_.emplace_back();
+      }
+      walk_thread(found->second, input.segments.data() + i, input.segments.data() + j,
+                  input.threads[found->second].over_cap);
+      i = j;
+    }
+    match_ends(dropped_records > 0);
+    build_trace(input);
+  }
+
+ private:
+  struct open_range {
+    std::uint64_t ticks;
+    std::uint32_t name;
+    std::uint64_t order;
+  };
+  struct pending_interval {
+    std::uint64_t order;  // position of the push/start record in its thread's stream: input order
+    std::uint64_t start;
+    std::uint64_t end;
+    std::uint32_t name;
+    std::uint16_t domain;
+  };
+  struct started_range {
+    std::size_t thread;
+    std::uint64_t order;
+    std::uint64_t ticks;
+    std::uint32_t name;
+    std::uint16_t domain;
+    bool ended = false;
+  };
+  struct ended_range {
+    std::uint64_t id;
+    std::uint64_t ticks;
+  };
+  struct pending_mark {
+    std::uint64_t ticks;
+    std::uint32_t name;
+    std::uint16_t domain;
+  };
+  struct thread_records {
+    std::vector<pending_interval> intervals;
+    std::vector<pending_mark> marks;
+    bool any = false;
+  };
+
+  void walk_thread(std::size_t thread, const segment* begin, const segment* end, bool over_cap) {
+    thread_records& out = threads_[thread];
+    std::vector<std::pair<std::uint16_t, std::vector<open_range>>> stacks;  // per domain; few per thread
+    auto stack_of = [&stacks](std::uint16_t domain) -> std::vector<open_range>& {
+      for (auto& [id, stack] : stacks) {
+        if (id == domain) return stack;
+      }
+      return stacks.emplace_back(domain, std::vector<open_range>{}).second;
+    };
+    std::uint64_t order = 0;
+    for (const segment* seg = begin; seg != end; ++seg) {
+      out.any = out.any || seg->count > 0;
+      result_.stats.records += seg->count;
+      for (std::uint32_t index = 0; index < seg->count; ++index, ++order) {
+        const record& r = seg->records[index];
+        switch (r.kind) {
+          case record_kind::push: stack_of(r.domain).push_back({r.ticks, r.name, order}); break;
+          case record_kind::pop: {
+            auto& stack = stack_of(r.domain);
+            if (stack.empty()) {
+              ++result_.stats.unmatched_pops;
+            } else {
+              const open_range open = stack.back();
+              stack.pop_back();
+              out.intervals.push_back({open.order, open.ticks, r.ticks, open.name, r.domain});
+            }
+            break;
+          }
+          case record_kind::start:
+            started_.insert_or_assign(range_id(seg->chunk_serial, index),
+                                      started_range{thread, order, r.ticks, r.name, r.domain});
+            break;
+          case record_kind::end: ended_.push_back({end_range_id(r), r.ticks}); break;
+          case record_kind::mark: out.marks.push_back({r.ticks, r.name, r.domain}); break;
+        }
+      }
+    }
+    for (auto& [domain, stack] : stacks) {
+      for (const open_range& open : stack) left_open(open.name, over_cap);
+    }
+  }
+
+  void left_open(std::uint32_t name, bool lost_to_cap) {
+    if (lost_to_cap) {
+      ++result_.stats.lost_to_cap;
+      return;
+    }
+    ++result_.stats.open_at_stop;
+    if (open_names_.size() < 3) open_names_.push_back(name);
+  }
+
+  void match_ends(bool session_dropped) {
+    for (const ended_range& e : ended_) {
+      if (e.id == range_id_dropped) {
+        ++result_.stats.lost_to_cap;
+        continue;
+      }
+      auto found = started_.find(e.id);
+      if (found == started_.end() || found->second.ended) {
+        ++result_.stats.unmatched_ends;
+        continue;
+      }
+      started_range& s = found->second;
+      s.ended = true;
+      threads_[s.thread].intervals.push_back({s.order, s.ticks, e.ticks, s.name, s.domain});
+    }
+    // In order of their start, so the names a warning quotes do not depend on hashing.
+    std::vector<const started_range*> open;
+    for (const auto& [id, s] : started_) {
+      if (!s.ended) open.push_back(&s);
+    }
+    std::sort(open.begin(), open.end(), [](const started_range* a, const started_range* b) { return a->ticks < b->ticks; });
+    for (const started_range* s : open) left_open(s->name, session_dropped);
+  }
+
+  void build_trace(const collection& input) {
+    trace& t = result_.data;
+    std::vector<std::uint32_t> ids(open_names_);
+    for (const thread_records& records : threads_) {
+      for (const pending_interval& p : records.intervals) ids.push_back(p.name);
+      for (const pending_mark& m : records.marks) ids.push_back(m.name);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<std::string> texts;
+    state().strings.texts_of(ids, texts);
+    std::unordered_map<std::uint32_t, name_id> names;
+    names.reserve(ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) names.emplace(ids[i], t.strings.intern(texts[i]));
+
+    const std::vector<std::string> domain_names = state().domains.names();
+    std::unordered_map<std::uint16_t, domain_index> domains;
+    auto domain_of = [&](std::uint16_t id) -> domain_index {
+      if (id == 0) return 0;
+      auto found = domains.find(id);
+      if (found != domains.end()) return found->second;
+      const domain_index index = t.domain(id < domain_names.size() ? domain_names[id] : std::string{});
+      domains.emplace(id, index);
+      return index;
+    };
+
+    const auto pid = static_cast<std::int64_t>(::getpid());
+    std::size_t total = 0;
+    for (const thread_records& records : threads_) total += records.intervals.size();
+    t.intervals.reserve(t.intervals.size() + total);
+    for (std::size_t i = 0; i < threads_.size(); ++i) {
+      thread_records& records = threads_[i];
+      if (!records.any) continue;
+      const thread_snapshot& info = input.threads[i];
+      const auto named = input.nvtx_names.find(info.tid);
+      const thread_index thread =
+          t.add_thread(pid, info.tid, named != input.nvtx_names.end() ? named->second : info.name);
+      std::sort(records.intervals.begin(), records.intervals.end(),
+                [](const pending_interval& a, const pending_interval& b) { return a.order < b.order; });
+      for (const pending_interval& p : records.intervals) {
+        const std::int64_t start = clock_.to_ns(p.start);
+        std::int64_t end = clock_.to_ns(p.end);
+        if (end < start) {  // a start/end range ended on a core whose TSC read lower: keep it, zero-length
+          end = start;
+          ++result_.stats.clamped_ranges;
+        }
+        t.intervals.push_back({start, end, names.at(p.name), thread, 0, domain_of(p.domain), interval_kind::range, 0});
+      }
+      for (const pending_mark& m : records.marks) {
+        result_.marks.push_back({clock_.to_ns(m.ticks), names.at(m.name), thread, domain_of(m.domain)});
+      }
+    }
+    result_.stats.marks = result_.marks.size();
+    for (std::uint32_t id : open_names_) open_texts_.emplace_back(t.strings.view(names.at(id)));
+  }
+
+ public:
+  const std::vector<std::string>& open_names() const noexcept { return open_texts_; }
+
+ private:
+  const tick_converter& clock_;
+  capture_result& result_;
+  std::vector<thread_records> threads_;
+  std::unordered_map<std::uint64_t, started_range> started_;
+  std::vector<ended_range> ended_;
+  std::vector<std::uint32_t> open_names_;
+  std::vector<std::string> open_texts_;
+};
+
+void add_warnings(capture_result& result, const std::vector<std::string>& open_names, std::size_t cap_bytes) {
+  const capture_stats& st = result.stats;
+  auto& warnings = result.data.warnings;
+  if (st.unmatched_pops + st.unmatched_ends + st.open_at_stop > 0) {
+    std::string message = "NVTX ranges did not balance: " + std::to_string(st.unmatched_pops) +
+                          " pop(s) had no open push of their domain on their thread, " +
+                          std::to_string(st.unmatched_ends) + " range end(s) had no recorded start " +
+                          "(opened before the capture started, or popped/ended twice), and " +
+                          std::to_string(st.open_at_stop) +
+                          " range(s) were still open when the capture stopped and were left out";
+    if (!open_names.empty()) {
+      message += " (first:";
+      for (const std::string& name : open_names) message += " '" + name + "'";
+      message += ")";
+    }
+    message += "; close every range inside the profiled code";
+    warnings.push_back({warning_code::unbalanced_ranges, warning_source::nvtx, std::move(message)});
+  }
+  if (st.dropped_records > 0) {
+    warnings.push_back({warning_code::dropped_host_records, warning_source::nvtx,
+                        std::to_string(st.dropped_records) +
+                            " NVTX record(s) were dropped after the capture reached its memory cap of " +
+                            std::to_string(cap_bytes) + " bytes, and " + std::to_string(st.lost_to_cap) +
+                            " range(s) lost their start or end to it and were left out; raise "
+                            "capture_options::memory_cap_bytes (a range costs 32 bytes)"});
+  }
+  if (st.clamped_ranges > 0) {
+    warnings.push_back({warning_code::clock_anomaly, warning_source::nvtx,
+                        std::to_string(st.clamped_ranges) +
+                            " start/end range(s) ended before they started (clock skew between cores) and "
+                            "were kept with zero length"});
+  }
+}
+
+}  // namespace
+}  // namespace capture_detail
+
+capture_session::capture_session(const capture_options& options) : options_(options) {
+  using namespace capture_detail;
+  tool_state& s = state();
+  bool expected = false;
+  if (!s.session_open.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+    throw std::logic_error(
+        "regionprof: a capture session is already active in this process (regionprof::profile and "
+        "capture_session record one session at a time); stop the other session first");
+  }
+  choose_capture_clock();
+  discard(0);  // chunks left over from earlier sessions (exited threads) go back to the pool
+  s.session_bytes.store(0, std::memory_order_relaxed);
+  s.dropped.store(0, std::memory_order_relaxed);
+  s.session_cap = options.memory_cap_bytes;
+  s.last_epoch = s.last_epoch == 0xFFFFFFFFu ? 1 : s.last_epoch + 1;
+  epoch_ = s.last_epoch;
+  s.session_start = sample_clock();
+  active_epoch.store(epoch_, std::memory_order_release);
+}
+
+capture_session::~capture_session() {
+  if (epoch_ == 0) return;
+  using namespace capture_detail;
+  active_epoch.store(0, std::memory_order_release);
+  discard(epoch_);
+  epoch_ = 0;
+  state().session_open.store(false, std::memory_order_release);
+}
+
+std::size_t capture_session::chunk_bytes() const noexcept {
+  return capture_detail::state().session_bytes.load(std::memory_order_relaxed);
+}
+
+capture_result capture_session::stop() {
+  using namespace capture_detail;
+  if (epoch_ == 0) throw std::logic_error("regionprof: capture_session::stop() called twice");
+  tool_state& s = state();
+  active_epoch.store(0, std::memory_order_release);
+  const clock_sample end = sample_clock();
+  const std::uint32_t epoch = std::exchange(epoch_, 0);
+  struct reopen {
+    tool_state& s;
+    ~reopen() { s.session_open.store(false, std::memory_order_release); }
+  } reopen_on_exit{s};
+
+  collection input;
+  collect(epoch, input);
+  const tick_converter clock = tick_converter::calibrate(s.session_start, end);
+
+  capture_result result;
+  result.stats.dropped_records = s.dropped.load(std::memory_order_relaxed);
+  result.stats.chunk_bytes = s.session_bytes.load(std::memory_order_relaxed);
+  result.stats.tool_attached = s.attached.load(std::memory_order_acquire);
+  result.stats.clock_is_tsc = clock_is_tsc;
+  result.stats.ns_per_tick = clock.ns_per_tick();
+  converter convert(clock, result);
+  convert.run(input, result.stats.dropped_records);
+  add_warnings(result, convert.open_names(), options_.memory_cap_bytes);
+  if (std::string conflict = nvtx_tool_conflict(); !conflict.empty()) {
+    result.data.warnings.push_back({warning_code::nvtx_tool_conflict, warning_source::nvtx, std::move(conflict)});
+  }
+  return result;
+}
+
+bool capture_session_active() noexcept {
+  return capture_detail::state().session_open.load(std::memory_order_acquire);
+}
+
+std::string nvtx_tool_conflict() {
+  if (nvtx_capture_attached()) return {};
+  const char* path = std::getenv("NVTX_INJECTION64_PATH");
+  if (path == nullptr) return {};
+  const std::string route = capture_detail::route_name;
+  if (*path == '\0') {
+    return "NVTX_INJECTION64_PATH is set but empty, so NVTX attaches no tool at all and regionprof's " + route +
+           " capture tool never ran: no NVTX range was recorded. Unset NVTX_INJECTION64_PATH to profile regions";
+  }
+  std::string message = std::string("NVTX_INJECTION64_PATH=") + path +
+                        " names another NVTX tool, which NVTX attaches instead of regionprof's " + route +
+                        " capture tool (the environment variable wins): no NVTX range was recorded, so runs "
+                        "are timed by the harness's wall clock only and no region owns time";
+  if (std::string_view(path).find("regionprof") != std::string_view::npos) {
+    message += ". It is regionprof's own injection library: a program that profiles itself with "
+               "regionprof::profile needs no `regionprof run`";
+  }
+  message += ". Unset NVTX_INJECTION64_PATH to profile regions";
+  return message;
+}
+
+}  // namespace regionprof

@@ -1,0 +1,149 @@
+// regionprof::profile: the in-process harness (warm-up, marked measured runs, capture, device, report).
+#include "regionprof/harness.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "regionprof/clock.hpp"
+#include "regionprof/regions.hpp"
+
+namespace regionprof {
+namespace {
+
+const char* const overlapping_sessions =
+    "regionprof::profile: a capture session is already active in this process (profile() does not nest "
+    "and two profiles cannot run at once); finish the other one first";
+
+void check_rule(const name_rule& rule, std::string_view what) {
+  if (rule.match != match_kind::regex) return;
+  try {
+    std::regex check(rule.pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("regionprof::profile: " + std::string(what) + " '" + rule.pattern +
+                                "' is not a valid ECMAScript regex: " + e.what());
+  }
+}
+
+void check_options(const std::function<void()>& workload, const profile_options& options) {
+  if (!workload) throw std::invalid_argument("regionprof::profile: the workload is empty");
+  if (options.measured_runs == 0) {
+    throw std::invalid_argument("regionprof::profile: measured_runs must be at least 1");
+  }
+  check_rule(options.run_marker, "run_marker");
+  for (const name_rule& rule : options.region_rules) check_rule(rule, "region rule");
+  if (capture_session_active()) throw std::logic_error(overlapping_sessions);
+}
+
+/// One recorded run's bounds on the wall clock (ns), device synchronisation included.
+struct run_span {
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+};
+
+/// Without the capture (NVTX_TOOL_CONFLICT) the runs still exist: each becomes a run-marker interval
+/// spanning its wall time on the calling thread, so the report has runs (and a residual of 100 %).
+void add_wall_clock_markers(trace& t, const std::vector<run_span>& spans) {
+  const thread_index thread =
+      t.add_thread(static_cast<std::int64_t>(::getpid()), static_cast<std::int64_t>(::syscall(SYS_gettid)));
+  const name_id name = t.strings.intern(run_marker_name);
+  const domain_index domain = t.domain(nvtx_domain_name);
+  for (const run_span& span : spans) {
+    t.intervals.push_back({span.start_ns, span.end_ns, name, thread, 0, domain, interval_kind::range, 0});
+  }
+}
+
+}  // namespace
+
+Profile profile(const std::function<void()>& workload, const profile_options& options) {
+  check_options(workload, options);
+
+  for (std::size_t i = 0; i < options.warmup_runs; ++i) workload();
+
+  // NVTX attaches its tool at its first call; make that happen now, so a conflict is known.
+  nvtxInitialize(nullptr);
+
+  std::unique_ptr<device_session> device;
+  if (options.device_tracing) device = make_device_session(options.device);
+  capture_session capture(options.capture);  // throws if another session started meanwhile
+
+  std::vector<run_span> spans;
+  spans.reserve(options.measured_runs + 1);
+  bool device_started = false;
+  try {
+    if (device) {
+      device->start();
+      device_started = true;
+    }
+    // Run 0 is the internal warm-up: recorded like the others, discarded by skip_runs.
+    for (std::size_t run = 0; run <= options.measured_runs; ++run) {
+      if (device) device->synchronize();
+      const std::int64_t start = monotonic_now_ns();
+      {
+        const scoped_run marker;
+        workload();
+      }
+      if (device) device->synchronize();
+      spans.push_back({start, monotonic_now_ns()});
+    }
+  } catch (...) {
+    if (device_started) {
+      try {
+        trace discarded;
+        device->stop(discarded);
+      } catch (...) {
+        // the workload's exception is the one to report
+      }
+    }
+    throw;  // ~capture_session stops recording and discards it
+  }
+
+  capture_result captured = capture.stop();
+  trace t = std::move(captured.data);
+  if (device) device->stop(t);
+  t.target_type = options.target_type;
+  for (std::size_t run = 1; run < spans.size(); ++run) {
+    t.run_wall_times_ns.push_back(spans[run].end_ns - spans[run].start_ns);
+  }
+
+  analysis_options analysis{options.run_marker, options.region_rules, options.cross_thread, options.row_limit, 1};
+  if (!captured.stats.tool_attached) {
+    if (nvtx_tool_conflict().empty()) {
+      t.warnings.push_back({warning_code::nvtx_tool_conflict, warning_source::nvtx,
+                            "NVTX did not attach regionprof's capture tool (no NVTX_INJECTION64_PATH, and the "
+                            "program's NVTX does not support static tools): no NVTX range was recorded, so "
+                            "runs are timed by the harness's wall clock only and no region owns time"});
+    }
+    add_wall_clock_markers(t, spans);
+    analysis.run_marker = default_run_marker();
+  }
+
+  const report_context context{options.warmup_runs, options.measured_runs, true, {}};
+  Profile result(std::move(t), analysis, context);
+  const std::size_t runs = result.result().runs.size();
+  if (runs != options.measured_runs) {
+    std::string message = "RUN_COUNT_MISMATCH: the run-marker rule '" + analysis.run_marker.pattern + "' found " +
+                          std::to_string(runs) + " measured run(s) (after the internal warm-up run), but " +
+                          "measured_runs is " + std::to_string(options.measured_runs);
+    if (captured.stats.dropped_records == 0) {
+      throw std::runtime_error("regionprof::profile: " + message +
+                               ". The harness marks each call with 'regionprof.profiled_run' in domain "
+                               "'regionprof'; a custom run_marker must match exactly one range per call");
+    }
+    trace kept = result.source();
+    kept.warnings.push_back({warning_code::run_count_mismatch, warning_source::nvtx,
+                             message + ": run markers were lost to the capture's memory cap "
+                                       "(DROPPED_HOST_RECORDS); raise capture.memory_cap_bytes"});
+    result = Profile(std::move(kept), analysis, context);
+  }
+  if (options.trace_file) result.write_trace(*options.trace_file);
+  return result;
+}
+
+}  // namespace regionprof
