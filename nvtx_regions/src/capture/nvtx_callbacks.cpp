@@ -71,25 +71,31 @@ std::uint32_t ascii_name_id(thread_buffer* b, const char* text) noexcept {
   return text != nullptr ? intern_cached(b, text, std::strlen(text)) : 0;
 }
 
-std::uint32_t attribute_name_id(thread_buffer* b, const nvtxEventAttributes_t* attributes) noexcept {
+[[gnu::noinline]] std::uint32_t unregistered_name_id(thread_buffer* b, const nvtxEventAttributes_t* attributes) noexcept {
   if (attributes == nullptr) return 0;
   switch (attributes->messageType) {
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(attributes->message.registered));
     case NVTX_MESSAGE_TYPE_ASCII: return ascii_name_id(b, attributes->message.ascii);
     case NVTX_MESSAGE_TYPE_UNICODE: return wide_name_id(b, attributes->message.unicode);
     default: return 0;  // no message (NVTX_MESSAGE_UNKNOWN) or a payload type we do not read
   }
 }
 
+/// Registered names (the hot case) cost one compare: the handle is the id.
+[[gnu::always_inline]] inline std::uint32_t attribute_name_id(thread_buffer* b,
+                                                              const nvtxEventAttributes_t* attributes) noexcept {
+  if (attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_REGISTERED) [[likely]] {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(attributes->message.registered));
+  }
+  return unregistered_name_id(b, attributes);
+}
+
 // ---- push / pop -------------------------------------------------------------------------------------
-// The push's timestamp is read after its name is resolved and the pop's first, so the tool's own work
-// falls outside the range.
+// Each callback is the relaxed load of active_epoch and, when recording, a tail call into the recording
+// path (kept out of line so the not-recording path sets up no stack frame). The push's timestamp is read
+// after its name is resolved and the pop's first, so the tool's own work falls outside the range.
 
 template <class Name>
-int push(std::uint16_t domain, Name&& name_of) noexcept {
-  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
-  if (epoch == 0) return NVTX_NO_PUSH_POP_TRACKING;
+[[gnu::noinline]] int push_recording(std::uint32_t epoch, std::uint16_t domain, Name name_of) noexcept {
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
   const std::uint32_t name = name_of(b);
@@ -97,13 +103,24 @@ int push(std::uint16_t domain, Name&& name_of) noexcept {
   return NVTX_NO_PUSH_POP_TRACKING;
 }
 
-int pop(std::uint16_t domain) noexcept {
+template <class Name>
+[[gnu::always_inline]] inline int push(std::uint16_t domain, Name name_of) noexcept {
   const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
   if (epoch == 0) return NVTX_NO_PUSH_POP_TRACKING;
+  return push_recording(epoch, domain, name_of);
+}
+
+[[gnu::noinline]] int pop_recording(std::uint32_t epoch, std::uint16_t domain) noexcept {
   const std::uint64_t ticks = read_ticks();
   thread_buffer* b = prepare(epoch);
   if (b != nullptr) append(b, {ticks, 0, domain, record_kind::pop, 0});
   return NVTX_NO_PUSH_POP_TRACKING;
+}
+
+[[gnu::always_inline]] inline int pop(std::uint16_t domain) noexcept {
+  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
+  if (epoch == 0) return NVTX_NO_PUSH_POP_TRACKING;
+  return pop_recording(epoch, domain);
 }
 
 int NVTX_API domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
@@ -122,7 +139,7 @@ int NVTX_API pop_default() { return pop(0); }
 // ---- start / end (may end on another thread) ---------------------------------------------------------
 
 template <class Name>
-nvtxRangeId_t start(std::uint16_t domain, Name&& name_of) noexcept {
+nvtxRangeId_t start(std::uint16_t domain, Name name_of) noexcept {
   const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
   if (epoch == 0) return range_id_not_recorded;
   thread_buffer* b = prepare(epoch);
@@ -160,7 +177,7 @@ void NVTX_API end_default(nvtxRangeId_t id) { end(id); }
 // ---- marks (kept beside the trace, see capture_result::marks) ----------------------------------------
 
 template <class Name>
-void mark(std::uint16_t domain, Name&& name_of) noexcept {
+void mark(std::uint16_t domain, Name name_of) noexcept {
   const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
   if (epoch == 0) return;
   thread_buffer* b = prepare(epoch);

@@ -1,0 +1,123 @@
+// NVTX capture overhead (DESIGN.md budget: a push+pop with capture on costs <= 1.5 x two clock reads and
+// < 30 ns; <= 16 bytes per range event). All figures in ns per iteration.
+//
+// NVTX binds its tool once per NVTX instance, and this program links the static capture tool, so:
+// - BM_PushPop_NoTool runs in libregionprof_bench_nvtx_notool.so, whose own NVTX instance has NO tool
+//   attached (NVTX's inline call finds a null function pointer);
+// - BM_PushPop_NotRecording runs here: the tool is attached but no session is active (one relaxed load);
+// - BM_PushPop_Registered / _Ascii / BM_ScopedRegion record (a capture_session is active). They restart
+//   the session every 524032 iterations (256 chunks) (timing paused) so memory stays bounded, and report the capture's
+//   memory as the counter bytes_per_range_event: chunk bytes taken / records (a push or a pop is one
+//   range event), chunk headers and the last chunk's unused tail included.
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdint>
+#include <memory>
+
+#include <benchmark/benchmark.h>
+
+#include "capture/capture_clock.hpp"
+#include "capture/capture_state.hpp"
+#include "notool_push_pop.hpp"
+#include "regionprof/capture.hpp"
+#include "regionprof/regions.hpp"
+
+namespace {
+
+nvtxEventAttributes_t registered_attributes(nvtxStringHandle_t handle) {
+  nvtxEventAttributes_t attributes{};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  attributes.message.registered = handle;
+  return attributes;
+}
+
+/// Runs `body` (one range: push + pop) per iteration with the capture recording.
+template <class Body>
+void recorded(benchmark::State& state, Body&& body) {
+  // 256 chunks exactly per session (and within the chunk pool, so chunks are reused warm).
+  constexpr std::int64_t ranges_per_session = std::int64_t{128} * regionprof::capture_detail::records_per_chunk;
+  regionprof::capture_options options;
+  options.memory_cap_bytes = std::size_t{1} << 30;
+  auto session = std::make_unique<regionprof::capture_session>(options);
+  std::int64_t in_session = 0;
+  double bytes = 0;
+  double records = 0;
+  for (auto _ : state) {
+    body();
+    if (++in_session == ranges_per_session) {
+      state.PauseTiming();
+      bytes += static_cast<double>(session->chunk_bytes());
+      records += 2.0 * static_cast<double>(in_session);
+      session.reset();  // discards
+      session = std::make_unique<regionprof::capture_session>(options);
+      in_session = 0;
+      state.ResumeTiming();
+    }
+  }
+  bytes += static_cast<double>(session->chunk_bytes());
+  records += 2.0 * static_cast<double>(in_session);
+  session.reset();
+  if (records > 0) state.counters["bytes_per_range_event"] = bytes / records;
+}
+
+void BM_ClockRead(benchmark::State& state) {
+  const bool tsc = regionprof::capture_detail::choose_capture_clock();
+  for (auto _ : state) benchmark::DoNotOptimize(regionprof::capture_detail::read_ticks());
+  state.SetLabel(tsc ? "rdtsc (invariant TSC)" : "CLOCK_MONOTONIC (no invariant TSC)");
+}
+BENCHMARK(BM_ClockRead);
+
+void BM_PushPop_NoTool(benchmark::State& state) {
+  if (regionprof_bench_notool_attached()) {
+    state.SkipWithError("NVTX_INJECTION64_PATH attached a tool to the no-tool NVTX instance");
+    return;
+  }
+  regionprof_bench_notool_push_pop(state);
+  state.SetLabel("no tool attached");
+}
+BENCHMARK(BM_PushPop_NoTool);
+
+void BM_PushPop_NotRecording(benchmark::State& state) {
+  const nvtxDomainHandle_t domain = nvtxDomainCreateA("regionprof");
+  const nvtxEventAttributes_t attributes = registered_attributes(nvtxDomainRegisterStringA(domain, "region:bench"));
+  if (!regionprof::nvtx_capture_attached()) state.SkipWithError("the capture tool is not attached");
+  for (auto _ : state) {
+    nvtxDomainRangePushEx(domain, &attributes);
+    nvtxDomainRangePop(domain);
+  }
+  state.SetLabel("tool attached, not recording");
+}
+BENCHMARK(BM_PushPop_NotRecording);
+
+void BM_PushPop_Registered(benchmark::State& state) {
+  const nvtxDomainHandle_t domain = nvtxDomainCreateA("regionprof");
+  const nvtxEventAttributes_t attributes = registered_attributes(nvtxDomainRegisterStringA(domain, "region:bench"));
+  recorded(state, [&] {
+    nvtxDomainRangePushEx(domain, &attributes);
+    nvtxDomainRangePop(domain);
+  });
+  state.SetLabel("capture on, registered name");
+}
+BENCHMARK(BM_PushPop_Registered);
+
+void BM_PushPop_Ascii(benchmark::State& state) {
+  static const char name[] = "ascii_range_name_24char_";
+  static_assert(sizeof(name) == 25, "a 24-character name");
+  recorded(state, [] {
+    nvtxRangePushA(name);
+    nvtxRangePop();
+  });
+  state.SetLabel("capture on, 24-char ASCII name");
+}
+BENCHMARK(BM_PushPop_Ascii);
+
+void BM_ScopedRegion_Registered(benchmark::State& state) {
+  static const regionprof::registered_region region{regionprof::region_kind::aot_module, "bench"};
+  recorded(state, [] { const regionprof::scoped_region scope{region}; });
+  state.SetLabel("capture on, regionprof::scoped_region");
+}
+BENCHMARK(BM_ScopedRegion_Registered);
+
+}  // namespace
