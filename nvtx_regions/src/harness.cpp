@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <regex>
 #include <stdexcept>
@@ -136,11 +137,18 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
                                ". The harness marks each call with 'regionprof.profiled_run' in domain "
                                "'regionprof'; a custom run_marker must match exactly one range per call");
     }
-    trace kept = result.source();
-    kept.warnings.push_back({warning_code::run_count_mismatch, warning_source::nvtx,
-                             message + ": run markers were lost to the capture's memory cap "
-                                       "(DROPPED_HOST_RECORDS); raise capture.memory_cap_bytes"});
-    result = Profile(std::move(kept), analysis, context);
+    // The analysis already reports a run count that differs from the harness's wall times; add the cause.
+    const auto& warnings = result.result().warnings;
+    const bool reported = std::any_of(warnings.begin(), warnings.end(), [](const warning& w) {
+      return w.code == warning_code::run_count_mismatch;
+    });
+    if (!reported) {
+      trace kept = result.source();
+      kept.warnings.push_back({warning_code::run_count_mismatch, warning_source::nvtx,
+                               message + ": run markers were lost to the capture's memory cap "
+                                         "(DROPPED_HOST_RECORDS); raise capture.memory_cap_bytes"});
+      result = Profile(std::move(kept), analysis, context);
+    }
   }
   if (options.trace_file) result.write_trace(*options.trace_file);
   return result;

@@ -118,7 +118,9 @@ std::uint64_t end_range_id(const record& r) noexcept {
   return r.name | (static_cast<std::uint64_t>(r.domain) << 32) | (static_cast<std::uint64_t>(r.extra) << 48);
 }
 
-/// Turns collected records into trace intervals (DESIGN.md, Hot path; rules for pairing in capture.hpp).
+/// Turns collected records into trace intervals (pairing rules in capture.hpp). Linear in the records:
+/// an interval's slot is taken when its push or start is read, so intervals come out in input order
+/// (push order) without sorting, and names are mapped through a table indexed by registry id.
 class converter {
  public:
   converter(const tick_converter& clock, capture_result& result) : clock_(clock), result_(result) {}
@@ -130,6 +132,7 @@ class converter {
     std::unordered_map<std::uint64_t, std::size_t> thread_position;
     for (const thread_snapshot& t : input.threads) thread_position.emplace(t.serial, thread_position.size());
     threads_.resize(input.threads.size());
+    names_.assign(state().strings.size(), unmapped);
 
     for (std::size_t i = 0; i < input.segments.size();) {
       const std::uint64_t serial = input.segments[i].thread_serial;
@@ -149,25 +152,22 @@ class converter {
     build_trace(input);
   }
 
+  const std::vector<std::string>& open_names() const noexcept { return open_texts_; }
+
  private:
-  struct open_range {
-    std::uint64_t ticks;
-    std::uint32_t name;
-    std::uint64_t order;
-  };
+  static constexpr std::uint32_t unmapped = 0xFFFFFFFFu;
+  static constexpr std::uint32_t pending = 0xFFFFFFFEu;
+
   struct pending_interval {
-    std::uint64_t order;  // position of the push/start record in its thread's stream: input order
     std::uint64_t start;
     std::uint64_t end;
     std::uint32_t name;
     std::uint16_t domain;
+    bool closed;
   };
   struct started_range {
     std::size_t thread;
-    std::uint64_t order;
-    std::uint64_t ticks;
-    std::uint32_t name;
-    std::uint16_t domain;
+    std::size_t slot;
     bool ended = false;
   };
   struct ended_range {
@@ -180,50 +180,69 @@ class converter {
     std::uint16_t domain;
   };
   struct thread_records {
-    std::vector<pending_interval> intervals;
+    std::vector<pending_interval> intervals;  // in push/start order; `closed` once paired
     std::vector<pending_mark> marks;
     bool any = false;
   };
 
+  void use_name(std::uint32_t name) {
+    if (name >= names_.size()) names_.resize(std::size_t{name} + 1, unmapped);
+    if (names_[name] == unmapped) {
+      names_[name] = pending;
+      used_names_.push_back(name);
+    }
+  }
+
+  std::size_t open_slot(thread_records& out, const record& r) {
+    use_name(r.name);
+    out.intervals.push_back({r.ticks, 0, r.name, r.domain, false});
+    return out.intervals.size() - 1;
+  }
+
   void walk_thread(std::size_t thread, const segment* begin, const segment* end, bool over_cap) {
     thread_records& out = threads_[thread];
-    std::vector<std::pair<std::uint16_t, std::vector<open_range>>> stacks;  // per domain; few per thread
-    auto stack_of = [&stacks](std::uint16_t domain) -> std::vector<open_range>& {
+    std::size_t records = 0;
+    for (const segment* seg = begin; seg != end; ++seg) records += seg->count;
+    out.intervals.reserve(records / 2 + 1);  // a range is two records
+    std::vector<std::pair<std::uint16_t, std::vector<std::size_t>>> stacks;  // per domain; few per thread
+    auto stack_of = [&stacks](std::uint16_t domain) -> std::vector<std::size_t>& {
       for (auto& [id, stack] : stacks) {
         if (id == domain) return stack;
       }
-      return stacks.emplace_back(domain, std::vector<open_range>{}).second;
+      return stacks.emplace_back(domain, std::vector<std::size_t>{}).second;
     };
-    std::uint64_t order = 0;
     for (const segment* seg = begin; seg != end; ++seg) {
       out.any = out.any || seg->count > 0;
       result_.stats.records += seg->count;
-      for (std::uint32_t index = 0; index < seg->count; ++index, ++order) {
+      for (std::uint32_t index = 0; index < seg->count; ++index) {
         const record& r = seg->records[index];
         switch (r.kind) {
-          case record_kind::push: stack_of(r.domain).push_back({r.ticks, r.name, order}); break;
+          case record_kind::push: stack_of(r.domain).push_back(open_slot(out, r)); break;
           case record_kind::pop: {
             auto& stack = stack_of(r.domain);
             if (stack.empty()) {
               ++result_.stats.unmatched_pops;
             } else {
-              const open_range open = stack.back();
+              pending_interval& open = out.intervals[stack.back()];
               stack.pop_back();
-              out.intervals.push_back({open.order, open.ticks, r.ticks, open.name, r.domain});
+              open.end = r.ticks;
+              open.closed = true;
             }
             break;
           }
           case record_kind::start:
-            started_.insert_or_assign(range_id(seg->chunk_serial, index),
-                                      started_range{thread, order, r.ticks, r.name, r.domain});
+            started_.insert_or_assign(range_id(seg->chunk_serial, index), started_range{thread, open_slot(out, r)});
             break;
           case record_kind::end: ended_.push_back({end_range_id(r), r.ticks}); break;
-          case record_kind::mark: out.marks.push_back({r.ticks, r.name, r.domain}); break;
+          case record_kind::mark:
+            use_name(r.name);
+            out.marks.push_back({r.ticks, r.name, r.domain});
+            break;
         }
       }
     }
     for (auto& [domain, stack] : stacks) {
-      for (const open_range& open : stack) left_open(open.name, over_cap);
+      for (std::size_t slot : stack) left_open(out.intervals[slot].name, over_cap);
     }
   }
 
@@ -249,41 +268,33 @@ class converter {
       }
       started_range& s = found->second;
       s.ended = true;
-      threads_[s.thread].intervals.push_back({s.order, s.ticks, e.ticks, s.name, s.domain});
+      pending_interval& interval = threads_[s.thread].intervals[s.slot];
+      interval.end = e.ticks;
+      interval.closed = true;
     }
     // In order of their start, so the names a warning quotes do not depend on hashing.
-    std::vector<const started_range*> open;
+    std::vector<const pending_interval*> open;
     for (const auto& [id, s] : started_) {
-      if (!s.ended) open.push_back(&s);
+      if (!s.ended) open.push_back(&threads_[s.thread].intervals[s.slot]);
     }
-    std::sort(open.begin(), open.end(), [](const started_range* a, const started_range* b) { return a->ticks < b->ticks; });
-    for (const started_range* s : open) left_open(s->name, session_dropped);
+    std::sort(open.begin(), open.end(),
+              [](const pending_interval* a, const pending_interval* b) { return a->start < b->start; });
+    for (const pending_interval* p : open) left_open(p->name, session_dropped);
   }
 
   void build_trace(const collection& input) {
     trace& t = result_.data;
-    std::vector<std::uint32_t> ids(open_names_);
-    for (const thread_records& records : threads_) {
-      for (const pending_interval& p : records.intervals) ids.push_back(p.name);
-      for (const pending_mark& m : records.marks) ids.push_back(m.name);
-    }
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     std::vector<std::string> texts;
-    state().strings.texts_of(ids, texts);
-    std::unordered_map<std::uint32_t, name_id> names;
-    names.reserve(ids.size());
-    for (std::size_t i = 0; i < ids.size(); ++i) names.emplace(ids[i], t.strings.intern(texts[i]));
+    state().strings.texts_of(used_names_, texts);
+    for (std::size_t i = 0; i < used_names_.size(); ++i) names_[used_names_[i]] = t.strings.intern(texts[i]);
 
     const std::vector<std::string> domain_names = state().domains.names();
-    std::unordered_map<std::uint16_t, domain_index> domains;
+    std::vector<domain_index> domains(domain_names.size() + 1, 0xFFFF);
+    domains[0] = 0;
     auto domain_of = [&](std::uint16_t id) -> domain_index {
-      if (id == 0) return 0;
-      auto found = domains.find(id);
-      if (found != domains.end()) return found->second;
-      const domain_index index = t.domain(id < domain_names.size() ? domain_names[id] : std::string{});
-      domains.emplace(id, index);
-      return index;
+      if (id >= domains.size()) return t.domain({});
+      if (domains[id] == 0xFFFF) domains[id] = t.domain(domain_names[id]);
+      return domains[id];
     };
 
     const auto pid = static_cast<std::int64_t>(::getpid());
@@ -291,38 +302,35 @@ class converter {
     for (const thread_records& records : threads_) total += records.intervals.size();
     t.intervals.reserve(t.intervals.size() + total);
     for (std::size_t i = 0; i < threads_.size(); ++i) {
-      thread_records& records = threads_[i];
+      const thread_records& records = threads_[i];
       if (!records.any) continue;
       const thread_snapshot& info = input.threads[i];
       const auto named = input.nvtx_names.find(info.tid);
       const thread_index thread =
           t.add_thread(pid, info.tid, named != input.nvtx_names.end() ? named->second : info.name);
-      std::sort(records.intervals.begin(), records.intervals.end(),
-                [](const pending_interval& a, const pending_interval& b) { return a.order < b.order; });
       for (const pending_interval& p : records.intervals) {
+        if (!p.closed) continue;
         const std::int64_t start = clock_.to_ns(p.start);
         std::int64_t end = clock_.to_ns(p.end);
         if (end < start) {  // a start/end range ended on a core whose TSC read lower: keep it, zero-length
           end = start;
           ++result_.stats.clamped_ranges;
         }
-        t.intervals.push_back({start, end, names.at(p.name), thread, 0, domain_of(p.domain), interval_kind::range, 0});
+        t.intervals.push_back({start, end, names_[p.name], thread, 0, domain_of(p.domain), interval_kind::range, 0});
       }
       for (const pending_mark& m : records.marks) {
-        result_.marks.push_back({clock_.to_ns(m.ticks), names.at(m.name), thread, domain_of(m.domain)});
+        result_.marks.push_back({clock_.to_ns(m.ticks), names_[m.name], thread, domain_of(m.domain)});
       }
     }
     result_.stats.marks = result_.marks.size();
-    for (std::uint32_t id : open_names_) open_texts_.emplace_back(t.strings.view(names.at(id)));
+    for (std::uint32_t id : open_names_) open_texts_.emplace_back(t.strings.view(names_[id]));
   }
 
- public:
-  const std::vector<std::string>& open_names() const noexcept { return open_texts_; }
-
- private:
   const tick_converter& clock_;
   capture_result& result_;
   std::vector<thread_records> threads_;
+  std::vector<name_id> names_;  // registry id -> trace id (unmapped / pending until build_trace)
+  std::vector<std::uint32_t> used_names_;
   std::unordered_map<std::uint64_t, started_range> started_;
   std::vector<ended_range> ended_;
   std::vector<std::uint32_t> open_names_;
@@ -379,7 +387,7 @@ capture_session::capture_session(const capture_options& options) : options_(opti
   discard(0);  // chunks left over from earlier sessions (exited threads) go back to the pool
   s.session_bytes.store(0, std::memory_order_relaxed);
   s.dropped.store(0, std::memory_order_relaxed);
-  s.session_cap = options.memory_cap_bytes;
+  s.session_cap.store(options.memory_cap_bytes, std::memory_order_relaxed);
   s.last_epoch = s.last_epoch == 0xFFFFFFFFu ? 1 : s.last_epoch + 1;
   epoch_ = s.last_epoch;
   s.session_start = sample_clock();

@@ -28,7 +28,7 @@ bool charge_chunk() noexcept {
   tool_state& s = state();
   std::size_t taken = s.session_bytes.load(std::memory_order_relaxed);
   do {
-    if (taken + chunk_bytes > s.session_cap) return false;
+    if (taken + chunk_bytes > s.session_cap.load(std::memory_order_relaxed)) return false;
   } while (!s.session_bytes.compare_exchange_weak(taken, taken + chunk_bytes, std::memory_order_relaxed));
   return true;
 }
@@ -249,6 +249,11 @@ std::pair<std::uint32_t, const char*> string_registry::intern(std::string_view t
   views_.push_back(stored);
   index_.emplace(stored, id);
   return {id, stored.c_str()};
+}
+
+std::size_t string_registry::size() {
+  std::lock_guard lock(mutex_);
+  return views_.size();
 }
 
 void string_registry::texts_of(const std::vector<std::uint32_t>& ids, std::vector<std::string>& out) {

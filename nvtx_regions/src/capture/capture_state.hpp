@@ -2,7 +2,7 @@
 //
 // Records: every NVTX event appends one 16-byte record to the calling thread's current chunk (64 KiB,
 // 4094 records after a 32-byte header). No lock, no allocation, no string copy for registered names;
-// one relaxed load of `active_epoch` when not recording.
+// one load of `active_epoch` when not recording.
 //
 // Ownership (no record is read while it is written):
 // - A thread owns its current chunk and publishes each record with a release store of `chunk::used`.
@@ -106,6 +106,8 @@ class string_registry {
   string_registry();
   /// The id of `text` and the registry's stable, NUL-terminated copy of it.
   std::pair<std::uint32_t, const char*> intern(std::string_view text);
+  /// How many ids have been given out.
+  std::size_t size();
   /// Copies of the texts of `ids` (one lock).
   void texts_of(const std::vector<std::uint32_t>& ids, std::vector<std::string>& out);
 
@@ -153,7 +155,7 @@ struct tool_state {
 
   std::atomic<std::uint32_t> next_chunk_serial{1};
   std::atomic<std::size_t> session_bytes{0};   ///< chunk memory taken by the active session
-  std::size_t session_cap = 0;                 ///< written before active_epoch is published
+  std::atomic<std::size_t> session_cap{0};     ///< the active session's memory cap
   std::atomic<std::uint64_t> dropped{0};       ///< records dropped by the active session
   std::atomic<bool> attached{false};
   std::atomic<bool> session_open{false};       ///< a capture_session exists (one at a time)
@@ -163,7 +165,9 @@ struct tool_state {
 
 tool_state& state() noexcept;
 
-/// Non-zero while recording: the active session's epoch. The hot path's one relaxed load.
+/// Non-zero while recording: the active session's epoch (stored with release). The hot path returns after
+/// one relaxed load of it when it is 0; prepare() issues an acquire fence otherwise (no instruction on
+/// x86), so what the session wrote before publishing the epoch (clock choice, cap) is visible.
 extern std::atomic<std::uint32_t> active_epoch;
 /// The calling thread's buffer (nullptr until it first records). Initial-exec TLS: one fs-relative load,
 /// also in the injected shared library (8 bytes of static TLS).
@@ -175,8 +179,10 @@ extern __thread thread_buffer* this_thread_buffer __attribute__((tls_model("init
 /// record must be dropped (memory cap, or the session ended meanwhile); the drop is counted here.
 thread_buffer* prepare_slow(std::uint32_t epoch) noexcept;
 
-/// The calling thread's buffer ready to append, or nullptr (dropped and counted).
+/// The calling thread's buffer ready to append in `epoch` (read relaxed, non-zero), or nullptr (dropped
+/// and counted).
 inline thread_buffer* prepare(std::uint32_t epoch) noexcept {
+  std::atomic_thread_fence(std::memory_order_acquire);  // pairs with the session's release of the epoch
   thread_buffer* buffer = this_thread_buffer;
   if (buffer != nullptr && buffer->epoch == epoch && buffer->used < records_per_chunk) [[likely]] {
     return buffer;
