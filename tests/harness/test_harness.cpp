@@ -1,0 +1,203 @@
+// regionprof::profile: what runs when, what is reported, and how it fails.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/harness.hpp"
+#include "regionprof/regions.h"
+#include "regionprof/regions.hpp"
+
+using namespace regionprof;
+
+namespace {
+
+bool has_warning(const analysis_result& result, warning_code code) {
+  return std::any_of(result.warnings.begin(), result.warnings.end(), [code](const warning& w) { return w.code == code; });
+}
+
+std::set<std::string> region_ids(const analysis_result& result) {
+  std::set<std::string> ids;
+  for (const region_info& r : result.regions) ids.insert(r.id);
+  return ids;
+}
+
+profile_options quick(std::size_t warmup, std::size_t measured) {
+  profile_options options;
+  options.warmup_runs = warmup;
+  options.measured_runs = measured;
+  return options;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(harness)
+
+// 3 user warm-ups (unrecorded) + 1 internal warm-up (recorded, discarded) + 5 measured runs. Call k opens
+// region aot_module:call_k, so the report names exactly the calls it measured.
+BOOST_AUTO_TEST_CASE(warmups_are_not_reported_and_every_measured_run_is) {
+  int calls = 0;
+  const Profile profile = regionprof::profile(
+      [&] {
+        ++calls;
+        regionprof_region_push_name("aot_module", ("call_" + std::to_string(calls)).c_str());
+        regionprof_region_pop();
+      },
+      quick(3, 5));
+  BOOST_TEST(calls == 3 + 1 + 5);
+  const analysis_result& result = profile.result();
+  BOOST_REQUIRE_EQUAL(result.runs.size(), 5u);
+  BOOST_TEST(region_ids(result) ==
+             (std::set<std::string>{"aot_module:call_5", "aot_module:call_6", "aot_module:call_7",
+                                    "aot_module:call_8", "aot_module:call_9"}));
+  for (std::size_t i = 0; i < 5; ++i) {
+    const run_result& run = result.runs[i];
+    BOOST_TEST(run.run_index == i);
+    BOOST_REQUIRE_EQUAL(run.regions.size(), 1u);
+    BOOST_TEST(result.regions.at(run.regions[0].region).id == "aot_module:call_" + std::to_string(5 + i));
+    BOOST_TEST(run.regions[0].calls == 1u);
+  }
+  BOOST_TEST(profile.context().warmup_runs == 3u);
+  BOOST_TEST(profile.context().measured_runs == 5u);
+  BOOST_TEST(profile.context().uses_inference_function);
+  BOOST_TEST(profile.options().skip_runs == 1u);
+}
+
+// Wall time (device syncs included) encloses the run marker, which encloses the call.
+BOOST_AUTO_TEST_CASE(wall_times_cover_the_run_markers) {
+  const Profile profile = regionprof::profile(
+      [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, quick(0, 4));
+  const trace& t = profile.source();
+  BOOST_REQUIRE_EQUAL(t.run_wall_times_ns.size(), 4u);
+  BOOST_REQUIRE_EQUAL(profile.result().runs.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const run_result& run = profile.result().runs[i];
+    BOOST_TEST(run.wall_time_ns == t.run_wall_times_ns[i]);
+    BOOST_TEST(run.cpu_time_ns >= 2'000'000);
+    BOOST_TEST(run.wall_time_ns >= run.cpu_time_ns);
+    BOOST_TEST(run.residual_cpu_ns == run.cpu_time_ns);  // no region: everything is residual
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_from_the_workload_propagates_after_a_clean_stop) {
+  int calls = 0;
+  BOOST_CHECK_EXCEPTION(regionprof::profile(
+                            [&] {
+                              if (++calls == 6) throw std::runtime_error("workload failed on call 6");
+                            },
+                            quick(2, 10)),
+                        std::runtime_error, [](const std::runtime_error& e) {
+                          return std::string(e.what()) == "workload failed on call 6";
+                        });
+  BOOST_TEST(calls == 6);
+  BOOST_TEST(!capture_session_active());
+  const Profile again = regionprof::profile([] {}, quick(0, 2));  // the session was stopped cleanly
+  BOOST_TEST(again.result().runs.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_profile_inside_a_profile_is_refused) {
+  BOOST_CHECK_EXCEPTION(regionprof::profile([] { regionprof::profile([] {}, quick(0, 1)); }, quick(0, 2)),
+                        std::logic_error, [](const std::logic_error& e) {
+                          return std::string(e.what()).find("already active") != std::string::npos;
+                        });
+  BOOST_TEST(!capture_session_active());
+}
+
+// 6 recorded calls (1 internal warm-up + 5 measured) x 2 markers, the first skipped: 11 runs, not 5.
+BOOST_AUTO_TEST_CASE(a_run_marker_rule_matching_twice_per_call_is_a_run_count_mismatch) {
+  profile_options options = quick(0, 5);
+  options.run_marker = {match_kind::exact, "step", "run", ""};
+  BOOST_CHECK_EXCEPTION(regionprof::profile(
+                            [] {
+                              for (int i = 0; i < 2; ++i) {
+                                nvtxRangePushA("step");
+                                nvtxRangePop();
+                              }
+                            },
+                            options),
+                        std::runtime_error, [](const std::runtime_error& e) {
+                          const std::string what = e.what();
+                          return what.find("RUN_COUNT_MISMATCH") != std::string::npos &&
+                                 what.find("found 11 measured run(s)") != std::string::npos &&
+                                 what.find("measured_runs is 5") != std::string::npos;
+                        });
+  BOOST_TEST(!capture_session_active());
+}
+
+BOOST_AUTO_TEST_CASE(a_custom_run_marker_matching_once_per_call_works) {
+  profile_options options = quick(1, 3);
+  options.run_marker = {match_kind::regex, "step#\\d+", "run", ""};
+  int step = 0;
+  const Profile profile = regionprof::profile(
+      [&] {
+        nvtxRangePushA(("step#" + std::to_string(step++)).c_str());
+        nvtxRangePop();
+      },
+      options);
+  BOOST_TEST(profile.result().runs.size() == 3u);
+}
+
+// With the capture's memory cap hit, run markers are lost: a counted loss, so a warning, not an error.
+BOOST_AUTO_TEST_CASE(run_markers_lost_to_the_memory_cap_are_a_warning) {
+  profile_options options = quick(0, 3);
+  options.capture.memory_cap_bytes = 64 * 1024;  // one chunk: 4094 records
+  const Profile profile = regionprof::profile(
+      [] {
+        for (int i = 0; i < 3000; ++i) {
+          nvtxRangePushA("busy");
+          nvtxRangePop();
+        }
+      },
+      options);
+  const analysis_result& result = profile.result();
+  BOOST_TEST(has_warning(result, warning_code::dropped_host_records));
+  BOOST_TEST(has_warning(result, warning_code::run_count_mismatch));
+}
+
+BOOST_AUTO_TEST_CASE(invalid_options_are_refused_before_the_workload_runs) {
+  int calls = 0;
+  auto workload = [&] { ++calls; };
+  BOOST_CHECK_THROW(regionprof::profile(workload, quick(1, 0)), std::invalid_argument);
+  profile_options bad_rule = quick(1, 1);
+  bad_rule.region_rules.push_back({match_kind::regex, "layer_(", "layer", ""});
+  BOOST_CHECK_EXCEPTION(regionprof::profile(workload, bad_rule), std::invalid_argument,
+                        [](const std::invalid_argument& e) {
+                          return std::string(e.what()).find("'layer_('") != std::string::npos;
+                        });
+  BOOST_CHECK_THROW(regionprof::profile(std::function<void()>{}, quick(1, 1)), std::invalid_argument);
+  BOOST_TEST(calls == 0);
+}
+
+// No GPU here: CPU data, no device data, and the reason in DEVICE_TRACING_UNAVAILABLE.
+BOOST_AUTO_TEST_CASE(cpu_only_profile_says_why) {
+  static const registered_region work{region_kind::aot_module, "work"};
+  const Profile profile = regionprof::profile(
+      [] {
+        const scoped_region region{work};
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      },
+      quick(1, 3));
+  const analysis_result& result = profile.result();
+  BOOST_TEST(!result.has_device_data);
+  BOOST_TEST(!profile.source().has_device_data());
+  BOOST_TEST(has_warning(result, warning_code::device_tracing_unavailable));
+  BOOST_TEST(!result.device_time_total.has_value());
+  BOOST_REQUIRE_EQUAL(result.runs.size(), 3u);
+  for (const run_result& run : result.runs) {
+    BOOST_TEST(!run.device_time_ns.has_value());
+    BOOST_REQUIRE_EQUAL(run.regions.size(), 1u);
+    BOOST_TEST(!run.regions[0].device_time_ns.has_value());
+    BOOST_TEST(run.regions[0].cpu_time_ns >= 200'000);
+    BOOST_TEST(run.regions[0].cpu_time_ns + run.residual_cpu_ns == run.cpu_time_ns);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
