@@ -24,14 +24,7 @@
 
 namespace {
 
-nvtxEventAttributes_t registered_attributes(nvtxStringHandle_t handle) {
-  nvtxEventAttributes_t attributes{};
-  attributes.version = NVTX_VERSION;
-  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  attributes.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-  attributes.message.registered = handle;
-  return attributes;
-}
+using regionprof::detail::registered_attributes;
 
 /// Runs `body` (one range: push + pop) per iteration with the capture recording.
 template <class Body>

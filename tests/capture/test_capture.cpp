@@ -62,21 +62,19 @@ std::string warning_text(const trace& t, warning_code code) {
   return {};
 }
 
-nvtxEventAttributes_t registered(nvtxStringHandle_t handle) {
-  nvtxEventAttributes_t attributes{};
-  attributes.version = NVTX_VERSION;
-  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  attributes.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-  attributes.message.registered = handle;
+nvtxEventAttributes_t registered(nvtxStringHandle_t handle) { return detail::registered_attributes(handle); }
+
+nvtxEventAttributes_t ascii(const char* text) {
+  nvtxEventAttributes_t attributes = detail::registered_attributes(nullptr);
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = text;
   return attributes;
 }
 
-nvtxEventAttributes_t ascii(const char* text) {
-  nvtxEventAttributes_t attributes{};
-  attributes.version = NVTX_VERSION;
-  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  attributes.message.ascii = text;
+nvtxEventAttributes_t wide(const wchar_t* text) {
+  nvtxEventAttributes_t attributes = detail::registered_attributes(nullptr);
+  attributes.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  attributes.message.unicode = text;
   return attributes;
 }
 
@@ -273,19 +271,15 @@ BOOST_AUTO_TEST_CASE(names_from_a_reused_buffer_are_interned_by_content) {
 
 BOOST_AUTO_TEST_CASE(non_ascii_names_through_a_and_w) {
   const char* utf8 = "na\xC3\xAFve \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x9A\x80";  // "naïve 日本 🚀"
-  const wchar_t* wide = L"na\u00EFve \u65E5\u672C \U0001F680";
+  const wchar_t* wide_name = L"na\u00EFve \u65E5\u672C \U0001F680";
   const nvtxDomainHandle_t domain = nvtxDomainCreateW(L"dom\u00E4ne");
   const nvtxStringHandle_t registered_wide = nvtxDomainRegisterStringW(domain, L"\u00FCber");
   const nvtxEventAttributes_t from_registered = registered(registered_wide);
-  nvtxEventAttributes_t from_unicode{};
-  from_unicode.version = NVTX_VERSION;
-  from_unicode.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  from_unicode.messageType = NVTX_MESSAGE_TYPE_UNICODE;
-  from_unicode.message.unicode = wide;
+  const nvtxEventAttributes_t from_unicode = wide(wide_name);
   capture_session session;
   nvtxRangePushA(utf8);
   nvtxRangePop();
-  nvtxRangePushW(wide);
+  nvtxRangePushW(wide_name);
   nvtxRangePop();
   nvtxDomainRangePushEx(domain, &from_unicode);
   nvtxDomainRangePop(domain);

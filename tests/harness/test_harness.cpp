@@ -12,29 +12,21 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "harness_support.hpp"
 #include "regionprof/harness.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
 
 using namespace regionprof;
+using regionprof::testing::has_warning;
+using regionprof::testing::quick;
 
 namespace {
-
-bool has_warning(const analysis_result& result, warning_code code) {
-  return std::any_of(result.warnings.begin(), result.warnings.end(), [code](const warning& w) { return w.code == code; });
-}
 
 std::set<std::string> region_ids(const analysis_result& result) {
   std::set<std::string> ids;
   for (const region_info& r : result.regions) ids.insert(r.id);
   return ids;
-}
-
-profile_options quick(std::size_t warmup, std::size_t measured) {
-  profile_options options;
-  options.warmup_runs = warmup;
-  options.measured_runs = measured;
-  return options;
 }
 
 }  // namespace
