@@ -8,14 +8,6 @@
 #include "regionprof/regions.hpp"
 
 namespace regionprof {
-namespace detail {
-
-nvtxDomainHandle_t domain() noexcept {
-  static const nvtxDomainHandle_t handle = nvtxDomainCreateA(nvtx_domain_name);
-  return handle;
-}
-
-}  // namespace detail
 
 registered_region::registered_region(std::string_view kind, std::string_view name) : range_name_(kind) {
   range_name_.append(":").append(name);
