@@ -1,0 +1,30 @@
+// A harness program: profiles 4 measured runs of a workload with one region, prints the JSON report.
+// test_harness runs it with NVTX_INJECTION64_PATH naming another tool (NVTX_TOOL_CONFLICT).
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include "regionprof/harness.hpp"
+#include "regionprof/regions.hpp"
+
+int main() {
+  try {
+    static const regionprof::registered_region work{regionprof::region_kind::aot_module, "work"};
+    regionprof::profile_options options;
+    options.warmup_runs = 1;
+    options.measured_runs = 4;
+    const regionprof::Profile profile = regionprof::profile(
+        [] {
+          const regionprof::scoped_region region{work};
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        },
+        options);
+    std::cout << profile.json() << '\n';
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "harness_child: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
