@@ -756,7 +756,13 @@ class kineto_reader {
             // The window's first event failed: unless the same error shows again with more data
             // after it, it may be cut short; retry with a larger window.
             const bool same_again = retry_error_offset_ == error_offset && retry_cut_offset_ < cut_offset;
-            if (!same_again && window_ < options_.max_event_bytes) {
+            if (!same_again) {
+              if (window_ >= options_.max_event_bytes) {
+                fail(reader_.offset_of(start),
+                     "traceEvents[" + std::to_string(event_index_) + "] does not end within " +
+                         std::to_string(options_.max_event_bytes) + " bytes (an event larger than that, or invalid JSON: " +
+                         simdjson::error_message(e) + ")");
+              }
               retry_error_offset_ = error_offset;
               retry_cut_offset_ = cut_offset;
               grow = true;

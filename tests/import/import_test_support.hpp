@@ -1,0 +1,85 @@
+// Helpers of the importer tests: test data paths, reading files, comparing traces record by record.
+#pragma once
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/trace.hpp"
+
+namespace import_test {
+
+/// tests/data/import/<name> (REGIONPROF_TEST_DATA is set by the test's ENVIRONMENT).
+inline std::string data_file(std::string_view name) {
+  const char* root = std::getenv("REGIONPROF_TEST_DATA");
+  if (root == nullptr) throw std::runtime_error("REGIONPROF_TEST_DATA is not set (run the tests through ctest)");
+  return std::string(root) + "/import/" + std::string(name);
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return std::move(text).str();
+}
+
+inline std::string name_of(const regionprof::trace& t, regionprof::name_id id) { return std::string(t.strings.view(id)); }
+
+/// Every record of `a` and `b` is the same, names compared as text (ids may differ), thread and
+/// domain indices compared through what they point at.
+inline void expect_same_trace(const regionprof::trace& a, const regionprof::trace& b) {
+  BOOST_TEST_REQUIRE(a.threads.size() == b.threads.size());
+  for (std::size_t i = 0; i < a.threads.size(); ++i) {
+    BOOST_TEST(a.threads[i].pid == b.threads[i].pid);
+    BOOST_TEST(a.threads[i].tid == b.threads[i].tid);
+    BOOST_TEST(name_of(a, a.threads[i].name) == name_of(b, b.threads[i].name));
+  }
+  BOOST_TEST_REQUIRE(a.intervals.size() == b.intervals.size());
+  for (std::size_t i = 0; i < a.intervals.size(); ++i) {
+    const auto& x = a.intervals[i];
+    const auto& y = b.intervals[i];
+    BOOST_TEST_CONTEXT("interval " << i) {
+      BOOST_TEST(x.start_ns == y.start_ns);
+      BOOST_TEST(x.end_ns == y.end_ns);
+      BOOST_TEST(name_of(a, x.name) == name_of(b, y.name));
+      BOOST_TEST(x.thread == y.thread);
+      BOOST_TEST(x.correlation_id == y.correlation_id);
+      BOOST_TEST(name_of(a, a.domains[x.domain]) == name_of(b, b.domains[y.domain]));
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+    }
+  }
+  BOOST_TEST_REQUIRE(a.device_ops.size() == b.device_ops.size());
+  for (std::size_t i = 0; i < a.device_ops.size(); ++i) {
+    const auto& x = a.device_ops[i];
+    const auto& y = b.device_ops[i];
+    BOOST_TEST_CONTEXT("device op " << i) {
+      BOOST_TEST(x.start_ns == y.start_ns);
+      BOOST_TEST(x.end_ns == y.end_ns);
+      BOOST_TEST(x.bytes == y.bytes);
+      BOOST_TEST(name_of(a, x.name) == name_of(b, y.name));
+      BOOST_TEST(x.correlation_id == y.correlation_id);
+      BOOST_TEST(x.stream == y.stream);
+      BOOST_TEST(x.device == y.device);
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+    }
+  }
+  BOOST_TEST(a.device_tracing == b.device_tracing);
+  BOOST_TEST(a.run_wall_times_ns == b.run_wall_times_ns);
+  BOOST_TEST((a.module_types == b.module_types));
+  BOOST_TEST(a.target_type == b.target_type);
+  BOOST_TEST(a.target_extra_json == b.target_extra_json);
+  BOOST_TEST_REQUIRE(a.warnings.size() == b.warnings.size());
+  for (std::size_t i = 0; i < a.warnings.size(); ++i) {
+    BOOST_TEST(static_cast<int>(a.warnings[i].code) == static_cast<int>(b.warnings[i].code));
+    BOOST_TEST(static_cast<int>(a.warnings[i].source) == static_cast<int>(b.warnings[i].source));
+    BOOST_TEST(a.warnings[i].message == b.warnings[i].message);
+  }
+}
+
+}  // namespace import_test
