@@ -7,7 +7,14 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <array>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "regionprof/import.hpp"
@@ -192,13 +199,123 @@ class gzip_source final : public byte_source {
   bool member_done_ = false;
 };
 
+/// Reads `inner` ahead on a thread of its own, a few blocks at a time, so that inflating a gzip
+/// input overlaps parsing it: the import then takes about max(inflate, parse), not their sum.
+/// An exception of the reading thread is rethrown by read(), in order.
+/// Lock order: only mutex_; inner->read() runs unlocked, on the reading thread only.
+class prefetching_source final : public byte_source {
+ public:
+  explicit prefetching_source(std::unique_ptr<byte_source> inner) : inner_(std::move(inner)) {
+    for (auto& block : blocks_) block.data.resize(block_bytes);
+    for (std::size_t i = 0; i < blocks_.size(); ++i) free_.push_back(i);
+    reader_ = std::thread([this] { produce(); });
+  }
+  prefetching_source(const prefetching_source&) = delete;
+  prefetching_source& operator=(const prefetching_source&) = delete;
+  ~prefetching_source() override {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    reader_.join();
+  }
+
+  bool gzip() const noexcept override { return inner_->gzip(); }
+
+  std::size_t read(char* out, std::size_t size) override {
+    if (size == 0) return 0;
+    if (!current_) {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [this] { return !filled_.empty() || finished_; });
+      if (filled_.empty()) {
+        if (error_) std::rethrow_exception(error_);
+        return 0;
+      }
+      current_ = filled_.front();
+      filled_.pop_front();
+      position_ = 0;
+    }
+    chunk& b = blocks_[*current_];
+    const std::size_t n = std::min(size, b.size - position_);
+    std::memcpy(out, b.data.data() + position_, n);
+    position_ += n;
+    if (position_ == b.size) {
+      {
+        const std::lock_guard lock(mutex_);
+        free_.push_back(*current_);
+      }
+      current_.reset();
+      changed_.notify_all();
+    }
+    return n;
+  }
+
+ private:
+  static constexpr std::size_t block_bytes = std::size_t{4} << 20;
+
+  struct chunk {
+    std::vector<char> data;
+    std::size_t size = 0;
+  };
+
+  void produce() {
+    try {
+      for (;;) {
+        std::size_t index = 0;
+        {
+          std::unique_lock lock(mutex_);
+          changed_.wait(lock, [this] { return !free_.empty() || stopping_; });
+          if (stopping_) break;
+          index = free_.front();
+          free_.pop_front();
+        }
+        chunk& b = blocks_[index];
+        b.size = 0;
+        while (b.size < b.data.size()) {
+          const std::size_t got = inner_->read(b.data.data() + b.size, b.data.size() - b.size);
+          if (got == 0) break;
+          b.size += got;
+        }
+        const std::lock_guard lock(mutex_);
+        if (b.size == 0) break;
+        filled_.push_back(index);
+        changed_.notify_all();
+      }
+    } catch (...) {
+      const std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    {
+      const std::lock_guard lock(mutex_);
+      finished_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  std::unique_ptr<byte_source> inner_;
+  std::array<chunk, 3> blocks_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::size_t> free_;    // guarded by mutex_
+  std::deque<std::size_t> filled_;  // guarded by mutex_, in input order
+  bool stopping_ = false;           // guarded by mutex_
+  bool finished_ = false;           // guarded by mutex_
+  std::exception_ptr error_;        // guarded by mutex_
+  std::optional<std::size_t> current_;  // consumer only
+  std::size_t position_ = 0;            // consumer only
+  std::thread reader_;
+};
+
 }  // namespace
 
 std::unique_ptr<byte_source> open_file_source(const std::string& path) {
   auto file = std::make_unique<file_source>(path);
   unsigned char magic[2] = {0, 0};
   const std::size_t got = file->peek(magic, sizeof magic);
-  if (starts_with_gzip_magic(magic, got)) return std::make_unique<gzip_source>(std::move(file), path);
+  if (starts_with_gzip_magic(magic, got)) {
+    return std::make_unique<prefetching_source>(std::make_unique<gzip_source>(std::move(file), path));
+  }
   return file;
 }
 

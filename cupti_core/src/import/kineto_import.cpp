@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "import/byte_source.hpp"
+#include "import/microseconds.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/trace.hpp"
 #include "regionprof/warnings.hpp"
@@ -262,11 +263,21 @@ text_problem find_text_problem(const char* begin, const char* end) {
 // ---------------------------------------------------------------------------------------------
 // Events
 
+/// True when the raw (quote-terminated) key is exactly `text`. Inline and byte by byte: keys are
+/// short, and the mismatch (at the latest at the key's closing quote) stops the reading.
+template <std::size_t n>
+bool key_is(const od::raw_json_string& key, const char (&text)[n]) noexcept {
+  const char* raw = key.raw();
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    if (raw[i] != text[i]) return false;
+  }
+  return raw[n - 1] == '"';
+}
+
 /// pid or tid as written: a number or a string.
 struct id_text {
-  bool present = false;
-  bool is_string = false;
-  std::int64_t number = 0;
+  bool is_string;
+  std::int64_t number;
   std::string_view text;  // the string form
 };
 
@@ -297,17 +308,25 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 14> field_ru
 
 /// The fields of one event that matter, as read; committed only once the event's object closed.
 /// Views point into the window or the parser's string buffer: valid until the next window.
-/// A field of the wrong type sets its bit in `bad`; it is an error only where the field is used
-/// (an odd `args.name` on a kernel is nobody's business).
+/// A field is valid only when its bit is set in `has` (one object is reused for every event, so
+/// resetting it is two stores, not clearing 250 bytes). A field of the wrong type sets its bit in
+/// `bad` instead; it is an error only where the field is used (an odd `args.name` on a kernel is
+/// nobody's business).
 struct pending_event {
   std::string_view ph, cat, name, ts, dur, domain, meta_name;
-  bool has_ph = false, has_cat = false, has_name = false, has_ts = false, has_dur = false;
-  bool has_domain = false, has_meta_name = false;
   id_text pid, tid;
-  std::optional<std::uint64_t> correlation, device, stream, bytes;
+  std::uint64_t correlation, device, stream, bytes;
+  std::uint16_t has = 0;
   std::uint16_t bad = 0;
   bool not_object = false;
   od::json_type type = od::json_type::object;
+
+  void reset() noexcept {
+    has = 0;
+    bad = 0;
+    not_object = false;
+  }
+  bool present(field_bit field) const noexcept { return (has & field) != 0; }
 };
 
 enum class cat_class : std::uint8_t { cpu, device, ignored, unknown };
@@ -739,7 +758,8 @@ class kineto_reader {
                        simdjson::error_message(e));
         }
         const char* start = value.raw_json_token().data();
-        pending_event event;
+        pending_event& event = pending_;
+        event.reset();
         if (auto e = read_event(value, event)) {
           const auto location = doc.current_location();
           const char* where = location.error() ? cut : std::clamp<const char*>(location.value_unsafe(), begin, cut);
@@ -809,7 +829,7 @@ class kineto_reader {
 
   // ----- one event
 
-  static simdjson::error_code read_string(od::value& value, field_bit field, std::string_view& out, bool& has,
+  static simdjson::error_code read_string(od::value& value, field_bit field, std::string_view& out,
                                           pending_event& event) {
     od::json_type type;
     SIMDJSON_TRY(value.type().get(type));
@@ -818,12 +838,12 @@ class kineto_reader {
       return simdjson::SUCCESS;
     }
     SIMDJSON_TRY(value.get_string().get(out));
-    has = true;
+    event.has |= field;
     return simdjson::SUCCESS;
   }
 
   static simdjson::error_code read_number_text(od::value& value, field_bit field, std::string_view& out,
-                                               bool& has, pending_event& event) {
+                                               pending_event& event) {
     od::json_type type;
     SIMDJSON_TRY(value.type().get(type));
     if (type != od::json_type::number) {
@@ -831,7 +851,7 @@ class kineto_reader {
       return simdjson::SUCCESS;
     }
     out = trim_right(value.raw_json_token());
-    has = true;
+    event.has |= field;
     return simdjson::SUCCESS;
   }
 
@@ -845,16 +865,18 @@ class kineto_reader {
     SIMDJSON_TRY(value.type().get(type));
     if (type == od::json_type::string) {
       SIMDJSON_TRY(value.get_string().get(out.text));
-      out.present = out.is_string = true;
+      out.is_string = true;
+      event.has |= field;
     } else if (type == od::json_type::number && parse_integer(trim_right(value.raw_json_token()), out.number)) {
-      out.present = true;
+      out.is_string = false;
+      event.has |= field;
     } else {
       event.bad |= field;
     }
     return simdjson::SUCCESS;
   }
 
-  static simdjson::error_code read_unsigned(od::value& value, field_bit field, std::optional<std::uint64_t>& out,
+  static simdjson::error_code read_unsigned(od::value& value, field_bit field, std::uint64_t& out,
                                             pending_event& event) {
     od::json_type type;
     SIMDJSON_TRY(value.type().get(type));
@@ -863,6 +885,7 @@ class kineto_reader {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
     if (type == od::json_type::number && ec == std::errc{} && end == text.data() + text.size()) {
       out = number;
+      event.has |= field;
     } else if (type != od::json_type::null) {
       event.bad |= field;
     }
@@ -879,36 +902,38 @@ class kineto_reader {
     od::object args;
     SIMDJSON_TRY(value.get_object().get(args));
     for (auto member : args) {
-      od::field field;
-      SIMDJSON_TRY(std::move(member).get(field));
+      // value_unsafe() after the error check: moving the field out would copy it through the
+      // stack (a store-forwarding stall per field, ~10 % of the import).
+      SIMDJSON_TRY(member.error());
+      od::field& field = member.value_unsafe();
       const od::raw_json_string key = field.key();
       od::value& v = field.value();
       switch (key.raw()[0]) {
         case 'c':
-          if (key == "correlation") {
+          if (key_is(key, "correlation")) {
             SIMDJSON_TRY(read_unsigned(v, f_correlation, event.correlation, event));
           }
           break;
         case 'd':
-          if (key == "device") {
+          if (key_is(key, "device")) {
             SIMDJSON_TRY(read_unsigned(v, f_device, event.device, event));
-          } else if (key == "domain") {
-            SIMDJSON_TRY(read_string(v, f_domain, event.domain, event.has_domain, event));
+          } else if (key_is(key, "domain")) {
+            SIMDJSON_TRY(read_string(v, f_domain, event.domain, event));
           }
           break;
         case 's':
-          if (key == "stream") {
+          if (key_is(key, "stream")) {
             SIMDJSON_TRY(read_unsigned(v, f_stream, event.stream, event));
           }
           break;
         case 'b':
-          if (key == "bytes") {
+          if (key_is(key, "bytes")) {
             SIMDJSON_TRY(read_unsigned(v, f_bytes, event.bytes, event));
           }
           break;
         case 'n':
-          if (key == "name") {
-            SIMDJSON_TRY(read_string(v, f_meta_name, event.meta_name, event.has_meta_name, event));
+          if (key_is(key, "name")) {
+            SIMDJSON_TRY(read_string(v, f_meta_name, event.meta_name, event));
           }
           break;
         default:
@@ -929,44 +954,46 @@ class kineto_reader {
     // Keys are dispatched on their first byte (the raw key is quote-terminated inside the padded
     // window, so looking at its first bytes is safe), then compared whole.
     for (auto member : object) {
-      od::field field;
-      SIMDJSON_TRY(std::move(member).get(field));
+      // value_unsafe() after the error check: moving the field out would copy it through the
+      // stack (a store-forwarding stall per field, ~10 % of the import).
+      SIMDJSON_TRY(member.error());
+      od::field& field = member.value_unsafe();
       const od::raw_json_string key = field.key();
       od::value& v = field.value();
       switch (key.raw()[0]) {
         case 'p':
-          if (key == "ph") {
-            SIMDJSON_TRY(read_string(v, f_ph, event.ph, event.has_ph, event));
-          } else if (key == "pid") {
+          if (key_is(key, "ph")) {
+            SIMDJSON_TRY(read_string(v, f_ph, event.ph, event));
+          } else if (key_is(key, "pid")) {
             SIMDJSON_TRY(read_id(v, f_pid, event.pid, event));
           }
           break;
         case 'c':
-          if (key == "cat") {
-            SIMDJSON_TRY(read_string(v, f_cat, event.cat, event.has_cat, event));
+          if (key_is(key, "cat")) {
+            SIMDJSON_TRY(read_string(v, f_cat, event.cat, event));
           }
           break;
         case 'n':
-          if (key == "name") {
-            SIMDJSON_TRY(read_string(v, f_name, event.name, event.has_name, event));
+          if (key_is(key, "name")) {
+            SIMDJSON_TRY(read_string(v, f_name, event.name, event));
           }
           break;
         case 't':
-          if (key == "ts") {
-            SIMDJSON_TRY(read_number_text(v, f_ts, event.ts, event.has_ts, event));
-          } else if (key == "tid") {
+          if (key_is(key, "ts")) {
+            SIMDJSON_TRY(read_number_text(v, f_ts, event.ts, event));
+          } else if (key_is(key, "tid")) {
             SIMDJSON_TRY(read_id(v, f_tid, event.tid, event));
           }
           break;
         case 'd':
-          if (key == "dur") {
-            SIMDJSON_TRY(read_number_text(v, f_dur, event.dur, event.has_dur, event));
+          if (key_is(key, "dur")) {
+            SIMDJSON_TRY(read_number_text(v, f_dur, event.dur, event));
           }
           break;
         case 'a':
           // Nothing of a framework op's args is used (its shapes and ids are most of a trace's
           // bytes): when the cat came first, as Kineto writes it, on-demand skips them unread.
-          if (key == "args" && !(event.has_cat && (event.cat == "cpu_op" || event.cat == "python_function"))) {
+          if (key_is(key, "args") && !(event.present(f_cat) && (event.cat == "cpu_op" || event.cat == "python_function"))) {
             SIMDJSON_TRY(read_args(v, event));
           }
           break;
@@ -993,17 +1020,21 @@ class kineto_reader {
   /// trace::strings.intern behind a small direct-mapped cache: most events repeat a few hundred
   /// names, and probing with 3 words + one memcmp beats hashing a 5 KB kernel name.
   name_id intern(std::string_view text) {
-    std::uint64_t h = text.size() * 0x9e3779b97f4a7c15ULL;
+    // Multiplying carries a difference in any input bit only upwards, so the slot is taken from
+    // the top bits (names often differ in their last byte only: "...Backward0" / "...Backward1").
+    std::uint64_t h = text.size();
     if (text.size() >= 8) {
       std::uint64_t head = 0, middle = 0, tail = 0;
       std::memcpy(&head, text.data(), 8);
       std::memcpy(&middle, text.data() + text.size() / 2 - 4, 8);
       std::memcpy(&tail, text.data() + text.size() - 8, 8);
-      h ^= head * 0xc2b2ae3d27d4eb4fULL ^ middle * 0x165667b19e3779f9ULL ^ tail * 0xd6e8feb86659fd93ULL;
+      h = ((((h ^ head) * 0x9e3779b97f4a7c15ULL) ^ middle) * 0xc2b2ae3d27d4eb4fULL ^ tail) * 0x165667b19e3779f9ULL;
     } else {
       for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+      h *= 0x9e3779b97f4a7c15ULL;
     }
-    name_slot& slot = name_cache_[(h ^ (h >> 29)) & (name_cache_.size() - 1)];
+    static_assert(std::has_single_bit(name_cache_size));
+    name_slot& slot = name_cache_[h >> (64 - std::countr_zero(name_cache_size))];
     if (slot.text.size() == text.size() && std::memcmp(slot.text.data(), text.data(), text.size()) == 0) {
       return slot.id;
     }
@@ -1046,13 +1077,13 @@ class kineto_reader {
       fail_event(start, "an event must be an object, found " + std::string(type_name(event.type)));
     }
     require_types(event, f_ph, start);
-    if (!event.has_ph) {
+    if (!event.present(f_ph)) {
       count(unsupported_phases_, "(none)");
       return;
     }
     if (event.ph == "X") {
       require_types(event, f_cat, start);
-      const cat_info info = event.has_cat ? classify(event.cat) : cat_info{};
+      const cat_info info = event.present(f_cat) ? classify(event.cat) : cat_info{};
       if (info.cls == cat_class::cpu) {
         require_types(event, f_name | f_ts | f_dur | f_pid | f_tid | f_args | f_domain |
                                  (is_api_call(info.cpu_kind) ? f_correlation : 0),
@@ -1064,14 +1095,14 @@ class kineto_reader {
                       start);
         add_device_op(event, start, info.device_kind);
       } else if (info.cls == cat_class::unknown) {
-        count(unknown_categories_, event.has_cat ? event.cat : std::string_view("(none)"));
+        count(unknown_categories_, event.present(f_cat) ? event.cat : std::string_view("(none)"));
       }
       return;
     }
     if (event.ph == "M") {
-      if (event.has_name && event.name == "thread_name") {
+      if (event.present(f_name) && event.name == "thread_name") {
         require_types(event, f_pid | f_tid | f_args | f_meta_name, start);
-        if (event.has_meta_name && event.pid.present && event.tid.present) {
+        if (event.present(f_meta_name) && event.present(f_pid) && event.present(f_tid)) {
           thread_names_[{resolve_id(event.pid), resolve_id(event.tid)}] = std::string(event.meta_name);
         }
       }
@@ -1082,36 +1113,44 @@ class kineto_reader {
 
   /// ts and dur in ns; false when the event is dropped (negative duration, counted).
   bool read_times(const pending_event& event, const char* start, std::int64_t& begin_ns, std::int64_t& end_ns) {
-    if (!event.has_ts) fail_event(start, "complete event ('ph': 'X') without 'ts'");
-    if (!event.has_dur) fail_event(start, "complete event ('ph': 'X') without 'dur'");
-    const auto ts = microseconds_text_to_ns(event.ts);
-    if (!ts) fail_event(start, "'ts' " + quote_text(event.ts) + " is not a number of microseconds that fits in int64 ns");
-    const auto dur = microseconds_text_to_ns(event.dur);
-    if (!dur) fail_event(start, "'dur' " + quote_text(event.dur) + " is not a number of microseconds that fits in int64 ns");
-    if (*dur < 0) {
+    if (!event.present(f_ts)) fail_event(start, "complete event ('ph': 'X') without 'ts'");
+    if (!event.present(f_dur)) fail_event(start, "complete event ('ph': 'X') without 'dur'");
+    std::int64_t ts = 0;
+    if (!import_detail::microseconds_to_ns_fast(event.ts, ts)) {
+      const auto exact = microseconds_text_to_ns(event.ts);
+      if (!exact) fail_event(start, "'ts' " + quote_text(event.ts) + " is not a number of microseconds that fits in int64 ns");
+      ts = *exact;
+    }
+    std::int64_t dur = 0;
+    if (!import_detail::microseconds_to_ns_fast(event.dur, dur)) {
+      const auto exact = microseconds_text_to_ns(event.dur);
+      if (!exact) fail_event(start, "'dur' " + quote_text(event.dur) + " is not a number of microseconds that fits in int64 ns");
+      dur = *exact;
+    }
+    if (dur < 0) {
       ++negative_durations_;
       return false;
     }
-    if (__builtin_add_overflow(*ts, *dur, &end_ns)) fail_event(start, "'ts' + 'dur' overflows int64 ns");
-    begin_ns = *ts;
+    if (__builtin_add_overflow(ts, dur, &end_ns)) fail_event(start, "'ts' + 'dur' overflows int64 ns");
+    begin_ns = ts;
     return true;
   }
 
   void add_interval(const pending_event& event, const char* start, interval_kind kind) {
-    if (!event.pid.present) fail_event(start, "complete event without 'pid'");
-    if (!event.tid.present) fail_event(start, "complete event without 'tid'");
+    if (!event.present(f_pid)) fail_event(start, "complete event without 'pid'");
+    if (!event.present(f_tid)) fail_event(start, "complete event without 'tid'");
     cpu_interval interval;
     if (!read_times(event, start, interval.start_ns, interval.end_ns)) return;
-    interval.name = intern(event.name);
+    interval.name = intern(event.present(f_name) ? event.name : std::string_view{});
     interval.thread = thread_of(event);
     interval.kind = kind;
-    if (event.correlation) {
-      if (*event.correlation > std::numeric_limits<std::uint32_t>::max()) {
-        fail_event(start, "'args.correlation' " + std::to_string(*event.correlation) + " does not fit in 32 bits");
+    if (is_api_call(kind) && event.present(f_correlation)) {
+      if (event.correlation > std::numeric_limits<std::uint32_t>::max()) {
+        fail_event(start, "'args.correlation' " + std::to_string(event.correlation) + " does not fit in 32 bits");
       }
-      if (is_api_call(kind)) interval.correlation_id = static_cast<std::uint32_t>(*event.correlation);
+      interval.correlation_id = static_cast<std::uint32_t>(event.correlation);
     }
-    if (event.has_domain) interval.domain = trace_.domain(event.domain);
+    if (event.present(f_domain)) interval.domain = trace_.domain(event.domain);
     trace_.intervals.push_back(interval);
   }
 
@@ -1119,9 +1158,9 @@ class kineto_reader {
     device_op op;
     if (!read_times(event, start, op.start_ns, op.end_ns)) return;
     std::uint64_t device = 0;
-    if (event.device) {
-      device = *event.device;
-    } else if (event.pid.present && !event.pid.is_string && event.pid.number >= 0) {
+    if (event.present(f_device)) {
+      device = event.device;
+    } else if (event.present(f_pid) && !event.pid.is_string && event.pid.number >= 0) {
       device = static_cast<std::uint64_t>(event.pid.number);
     } else {
       fail_event(start, "device event without 'args.device' and without a non-negative integer 'pid'");
@@ -1130,9 +1169,9 @@ class kineto_reader {
       fail_event(start, "device " + std::to_string(device) + " is out of range (0..65535)");
     }
     std::uint64_t stream = 0;
-    if (event.stream) {
-      stream = *event.stream;
-    } else if (event.tid.present && !event.tid.is_string && event.tid.number >= 0) {
+    if (event.present(f_stream)) {
+      stream = event.stream;
+    } else if (event.present(f_tid) && !event.tid.is_string && event.tid.number >= 0) {
       stream = static_cast<std::uint64_t>(event.tid.number);
     } else {
       fail_event(start, "device event without 'args.stream' and without a non-negative integer 'tid'");
@@ -1140,14 +1179,14 @@ class kineto_reader {
     if (stream > std::numeric_limits<std::uint32_t>::max()) {
       fail_event(start, "stream " + std::to_string(stream) + " is out of range (32 bits)");
     }
-    if (event.correlation && *event.correlation > std::numeric_limits<std::uint32_t>::max()) {
-      fail_event(start, "'args.correlation' " + std::to_string(*event.correlation) + " does not fit in 32 bits");
+    if (event.present(f_correlation) && event.correlation > std::numeric_limits<std::uint32_t>::max()) {
+      fail_event(start, "'args.correlation' " + std::to_string(event.correlation) + " does not fit in 32 bits");
     }
-    op.name = intern(event.name);
+    op.name = intern(event.present(f_name) ? event.name : std::string_view{});
     op.device = static_cast<std::uint16_t>(device);
     op.stream = static_cast<std::uint32_t>(stream);
-    op.correlation_id = event.correlation ? static_cast<std::uint32_t>(*event.correlation) : 0;
-    op.bytes = event.bytes.value_or(0);
+    op.correlation_id = event.present(f_correlation) ? static_cast<std::uint32_t>(event.correlation) : 0;
+    op.bytes = event.present(f_bytes) ? event.bytes : 0;
     op.kind = kind;
     trace_.device_ops.push_back(op);
   }
@@ -1260,8 +1299,10 @@ class kineto_reader {
     std::string_view text;
     name_id id = 0;
   };
-  std::array<name_slot, 4096> name_cache_{};
+  static constexpr std::size_t name_cache_size = 4096;
+  std::array<name_slot, name_cache_size> name_cache_{};
 
+  pending_event pending_;  // reused for every event
   std::size_t event_index_ = 0;
   std::uint64_t retry_error_offset_ = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t retry_cut_offset_ = std::numeric_limits<std::uint64_t>::max();

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "import/microseconds.hpp"
 #include "regionprof/import.hpp"
 
 namespace regionprof {
@@ -27,42 +28,10 @@ u128 pow10(int n) noexcept {
   return r;
 }
 
-/// The common case in 64-bit arithmetic: [-]digits[.d[d[d]]] below 9.22e15 us (Kineto's epoch us
-/// have 16 digits: 1.7e15), so that ns = digits * 10^(3 - decimals) fits int64. Returns false when
-/// the text needs the general path (more decimals, an exponent, more digits, or not a number).
-bool fast_path(std::string_view text, std::int64_t& out) noexcept {
-  const char* p = text.data();
-  const char* const end = p + text.size();
-  bool negative = false;
-  if (p < end && *p == '-') {
-    negative = true;
-    ++p;
-  }
-  const char* const digits = p;
-  std::uint64_t value = 0;
-  while (p < end && is_digit(*p)) value = value * 10 + static_cast<unsigned>(*p++ - '0');
-  const auto int_digits = p - digits;
-  if (int_digits == 0 || int_digits > 16 || (int_digits > 1 && *digits == '0')) return false;
-  if (int_digits == 16 && value >= 9223372036854775ULL) return false;  // * 1000 + 999 must fit int64
-  int decimals = 0;
-  if (p < end && *p == '.') {
-    ++p;
-    while (p < end && is_digit(*p) && decimals < 3) {
-      value = value * 10 + static_cast<unsigned>(*p++ - '0');
-      ++decimals;
-    }
-    if (decimals == 0) return false;
-  }
-  if (p != end) return false;  // more decimals or an exponent: the general path
-  for (int k = decimals; k < 3; ++k) value *= 10;
-  out = negative ? -static_cast<std::int64_t>(value) : static_cast<std::int64_t>(value);
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) noexcept {
-  if (std::int64_t fast = 0; fast_path(text, fast)) return fast;
+  if (std::int64_t fast = 0; import_detail::microseconds_to_ns_fast(text, fast)) return fast;
   std::size_t i = 0;
   const std::size_t n = text.size();
   bool negative = false;
