@@ -1,0 +1,132 @@
+// `regionprof analyze` on the real torch.profiler traces of REGIONPROF_TRACES_DIR (skipped, exit 77,
+// without it): run count, region ids and calls, CPU and device times per run, with and without
+// --cross-thread, against brute_force.cpp's independent walk; first the engine, then the CLI's JSON.
+#include <boost/test/unit_test.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "brute_force.hpp"
+#include "regionprof/analysis.hpp"
+#include "regionprof/import.hpp"
+
+using namespace regionprof;
+
+namespace {
+
+std::string trace_path(const std::string& file) {
+  const char* dir = std::getenv("REGIONPROF_TRACES_DIR");
+  if (dir == nullptr || *dir == '\0') {
+    std::printf("skipped: REGIONPROF_TRACES_DIR is not set (scripts/test sets it to ../shared/traces)\n");
+    std::fflush(stdout);
+    std::exit(77);
+  }
+  return std::string(dir) + "/" + file;
+}
+
+struct scenario {
+  std::string file;
+  std::string run_marker;                  // --run-marker
+  std::vector<std::string> region_args;    // each --region REGEX=KIND
+  bool cross_thread = false;
+};
+
+const scenario sampled{"sampled_rank0_kineto.json.gz", R"(ProfilerStep#\d+)", {"## (.*) ##=phase"}};
+// AlexNet's timed forward passes; the second of the two sits inside the first (the benchmark nests its
+// annotations), so the engine counts one run and reports the nested marker (RUN_COUNT_MISMATCH).
+const scenario alexnet{"alexnet_a100_kineto.json.gz",
+                       R"(\[param\|pytorch\.model\.alex_net\|0\|0\|0\|measure\|forward\])",
+                       {R"(\[param\|(clear_cache)\]=param)",
+                        "aten::(conv2d|relu_|max_pool2d|adaptive_avg_pool2d|flatten|dropout|linear)=layer"}};
+
+std::vector<brute::run_figures> expected_figures(const trace& t, const scenario& s) {
+  std::vector<brute::region_rule> rules;
+  for (const std::string& arg : s.region_args) {
+    const auto eq = arg.rfind('=');
+    rules.push_back({std::regex(arg.substr(0, eq), std::regex::ECMAScript), arg.substr(eq + 1)});
+  }
+  return brute::attribute(t, std::regex(s.run_marker, std::regex::ECMAScript), rules, s.cross_thread);
+}
+
+analysis_options options_of(const scenario& s) {
+  analysis_options options;
+  options.run_marker = {match_kind::regex, s.run_marker, "run", ""};
+  options.region_rules.clear();
+  for (const std::string& arg : s.region_args) options.region_rules.push_back(parse_region_arg(arg));
+  options.cross_thread = s.cross_thread;
+  return options;
+}
+
+void check_engine(const scenario& s, std::size_t expected_runs) {
+  const trace t = import_kineto_trace(trace_path(s.file));
+  const auto expected = expected_figures(t, s);
+  BOOST_TEST_REQUIRE(expected.size() == expected_runs);
+  const analysis_result result = analyze(t, options_of(s));
+  BOOST_TEST_REQUIRE(result.runs.size() == expected.size());
+  for (std::size_t r = 0; r < expected.size(); ++r) {
+    BOOST_TEST_CONTEXT("run " << r) {
+      const run_result& run = result.runs[r];
+      BOOST_TEST(run.cpu_time_ns == expected[r].cpu_ns);
+      BOOST_TEST_REQUIRE(run.device_time_ns.has_value());
+      BOOST_TEST(*run.device_time_ns == expected[r].device_ns);
+      BOOST_TEST(run.residual_cpu_ns == expected[r].residual_cpu_ns);
+      BOOST_TEST(run.residual_device_ns.value_or(-1) == expected[r].residual_device_ns);
+      std::set<std::string> seen;
+      for (const region_aggregate& agg : run.regions) {
+        const std::string& id = result.regions[agg.region].id;
+        seen.insert(id);
+        BOOST_TEST_CONTEXT("region " << id) {
+          BOOST_TEST_REQUIRE(expected[r].regions.contains(id));
+          const brute::region_figures& f = expected[r].regions.at(id);
+          BOOST_TEST(agg.calls == f.calls);
+          BOOST_TEST(agg.cpu_time_ns == f.cpu_ns);
+          BOOST_TEST(agg.device_time_ns.value_or(-1) == f.device_ns);
+          BOOST_TEST(agg.off_thread_cpu_time_ns.has_value() == f.seen_off_thread);
+          BOOST_TEST(agg.off_thread_cpu_time_ns.value_or(0) == f.off_thread_cpu_ns);
+        }
+      }
+      BOOST_TEST(seen.size() == expected[r].regions.size());
+    }
+  }
+}
+
+scenario with_cross_thread(scenario s) {
+  s.cross_thread = true;
+  return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(real_traces)
+
+BOOST_AUTO_TEST_CASE(brute_force_knows_the_hand_checked_figures) {
+  // Read off the files: ProfilerStep#551 and #552 last 607312 and 622928 us; AlexNet's outer timed
+  // forward lasts 79678 us. A check of the reference itself, before it judges anything.
+  const trace s = import_kineto_trace(trace_path(sampled.file));
+  const auto step = expected_figures(s, sampled);
+  BOOST_TEST_REQUIRE(step.size() == 2u);
+  BOOST_TEST(step[0].cpu_ns == 607312000);
+  BOOST_TEST(step[1].cpu_ns == 622928000);
+  BOOST_TEST(step[0].regions.at("phase:forward").calls == 1u);
+  BOOST_TEST(step[0].regions.at("phase:forward").cpu_ns == 132826000);
+  BOOST_TEST(step[0].regions.at("phase:backward").cpu_ns == 234964000);
+  BOOST_TEST(!step[0].regions.contains("phase:encoder fp8 None"));  // nested in forward, or off-thread
+  const trace a = import_kineto_trace(trace_path(alexnet.file));
+  const auto forward = expected_figures(a, alexnet);
+  BOOST_TEST_REQUIRE(forward.size() == 1u);
+  BOOST_TEST(forward[0].cpu_ns == 79678000);
+  BOOST_TEST(forward[0].regions.at("param:clear_cache").calls == 1u);
+  BOOST_TEST(forward[0].regions.at("param:clear_cache").cpu_ns == 43130000);
+  BOOST_TEST(forward[0].regions.at("layer:conv2d").calls == 5u);
+  BOOST_TEST(forward[0].regions.at("layer:linear").calls == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(engine_sampled_rank0) { check_engine(sampled, 2); }
+BOOST_AUTO_TEST_CASE(engine_sampled_rank0_cross_thread) { check_engine(with_cross_thread(sampled), 2); }
+BOOST_AUTO_TEST_CASE(engine_alexnet) { check_engine(alexnet, 1); }
+BOOST_AUTO_TEST_CASE(engine_alexnet_cross_thread) { check_engine(with_cross_thread(alexnet), 1); }
+
+
+BOOST_AUTO_TEST_SUITE_END()
