@@ -1,6 +1,8 @@
 // Kineto import throughput (DESIGN.md budget: >= 500 MB/s of trace JSON) on a generated ~100 MB
 // trace in torch.profiler's own layout, plain and gzip, with zlib's inflate alone as the gzip
 // baseline. The trace is generated once, before timing, into temporary files.
+// REGIONPROF_IMPORT_TRACE_MB sets its size (default 100); REGIONPROF_IMPORT_TRACE_KEEP=PATH also
+// keeps the plain trace at PATH, e.g. for the memory check of `regionprof analyze` (README).
 //
 //   build/bin/regionprof_bench --benchmark_filter='Import|Inflate' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one command line)
@@ -10,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -147,7 +150,9 @@ struct trace_files {
   std::size_t gz_bytes = 0;
 
   trace_files() {
-    const std::string text = kineto_trace(std::size_t{100} << 20);
+    const char* mb = std::getenv("REGIONPROF_IMPORT_TRACE_MB");
+    const std::string text = kineto_trace((mb != nullptr ? std::stoul(mb) : 100) << 20);
+    if (const char* keep = std::getenv("REGIONPROF_IMPORT_TRACE_KEEP")) std::ofstream(keep, std::ios::binary) << text;
     const auto dir = std::filesystem::temp_directory_path();
     const std::string stem = "regionprof_bench_import_" + std::to_string(::getpid());
     plain = dir / (stem + ".json");

@@ -1,11 +1,13 @@
 // The `regionprof` command line: exit codes 0/1/2 with their messages, the files -o/--markdown/--trace
 // write, --help and --version.
+#include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <string>
 #include <string_view>
 
 #include "cli_runner.hpp"
+#include "regionprof/import.hpp"
 
 using cli_test::run_cli;
 
@@ -100,6 +102,61 @@ BOOST_AUTO_TEST_CASE(input_errors_exit_1_naming_the_file) {
   r = run_cli({"analyze", no_events});
   BOOST_TEST(r.exit_code == 1);
   BOOST_TEST(contains(r.err, "no 'traceEvents' array"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(markdown_goes_to_stdout_without_o) {
+  const auto r = run_cli({"analyze", "--run-marker", R"(ProfilerStep#\d+)", cli_test::data_file("basic.json")});
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(r.err.empty());
+  BOOST_TEST(contains(r.out, "ProfilerStep#\\d+"), r.out);  // the rule, in the report's config
+  BOOST_TEST(contains(r.out, "500.000"), r.out);             // the run's 500 us
+}
+
+BOOST_AUTO_TEST_CASE(o_markdown_and_trace_write_their_files) {
+  const std::string input = cli_test::data_file("basic.json.gz");
+  const std::string json = cli_test::temp_path("report.json");
+  const std::string markdown = cli_test::temp_path("report.md");
+  const std::string chrome = cli_test::temp_path("trace.json");
+  const auto r = run_cli({"analyze", "--run-marker", R"(ProfilerStep#\d+)", "--region", "aten::(.*)=op", "--region",
+                          "cuda.*", "--row-limit", "2", "-o", json, "--markdown", markdown, "--trace", chrome, input});
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  BOOST_TEST(r.out.empty());  // -o: nothing on stdout
+
+  const boost::json::value report = boost::json::parse(cli_test::read_file(json));
+  BOOST_TEST(report.at("schema_version").as_int64() == 1);
+  BOOST_TEST(report.at("target").at("type").as_string() == "kineto_trace");
+  BOOST_TEST(report.at("target").at("distributedInfo").at("rank").as_int64() == 3);  // kept for the target
+  BOOST_TEST(report.at("target").at("deviceProperties").at(0).at("name").as_string() == "NVIDIA H100");
+  const auto& rules = report.at("config").at("region_rules").as_array();
+  BOOST_TEST(rules.size() == 2u);  // given rules replace the defaults
+  const auto& runs = report.at("runs").as_array();
+  BOOST_TEST_REQUIRE(runs.size() == 1u);
+  BOOST_TEST(runs[0].at("timing").at("cpu_time_us").to_number<double>() == 500.0);
+  // aten::mm (100.5 us) is the one op region; its launch's kernel (12.25 us) is its device time.
+  const auto& regions = runs[0].at("regions").as_array();
+  BOOST_TEST_REQUIRE(regions.size() == 1u);
+  BOOST_TEST(regions[0].at("region_id").as_string() == "op:mm");
+  BOOST_TEST(regions[0].at("calls").to_number<int>() == 1);
+  BOOST_TEST(regions[0].at("cpu_time_us").to_number<double>() == 100.5);
+  BOOST_TEST(regions[0].at("device_time_us").to_number<double>() == 12.25);
+  BOOST_TEST(report.at("profiler").at("key_averages").at("cpu_time_total").at("events").as_array().size() <= 2u);
+
+  BOOST_TEST(contains(cli_test::read_file(markdown), "op:mm"));
+  // The trace written reads back to the same records.
+  const regionprof::trace original = regionprof::import_kineto_trace(input);
+  const regionprof::trace back = regionprof::import_kineto_trace(chrome);
+  BOOST_TEST(back.intervals.size() == original.intervals.size());
+  BOOST_TEST(back.device_ops.size() == original.device_ops.size());
+  BOOST_TEST(back.target_type == "kineto_trace");
+  BOOST_TEST(back.device_ops.at(0).end_ns == original.device_ops.at(0).end_ns);
+  for (const auto& path : {json, markdown, chrome}) std::filesystem::remove(path);
+}
+
+BOOST_AUTO_TEST_CASE(an_output_that_cannot_be_written_is_an_error) {
+  const std::string output = "/nonexistent-regionprof-dir/report.json";
+  const auto r = run_cli({"analyze", "-o", output, cli_test::data_file("basic.json")});
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(contains(r.err, "'" + output + "'"), r.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

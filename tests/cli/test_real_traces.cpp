@@ -1,14 +1,18 @@
 // `regionprof analyze` on the real torch.profiler traces of REGIONPROF_TRACES_DIR (skipped, exit 77,
 // without it): run count, region ids and calls, CPU and device times per run, with and without
 // --cross-thread, against brute_force.cpp's independent walk; first the engine, then the CLI's JSON.
+#include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "brute_force.hpp"
+#include "cli_runner.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/import.hpp"
 
@@ -92,6 +96,59 @@ void check_engine(const scenario& s, std::size_t expected_runs) {
   }
 }
 
+double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+bool close(const boost::json::value& v, std::int64_t ns) { return std::abs(v.to_number<double>() - us(ns)) < 5e-4; }
+
+void check_cli(const scenario& s, std::size_t expected_runs) {
+  const std::string path = trace_path(s.file);
+  const trace t = import_kineto_trace(path);
+  const auto expected = expected_figures(t, s);
+  BOOST_TEST_REQUIRE(expected.size() == expected_runs);
+
+  const std::string json_path = cli_test::temp_path("report.json");
+  std::vector<std::string> args{"analyze", "--run-marker", s.run_marker};
+  for (const std::string& arg : s.region_args) {
+    args.push_back("--region");
+    args.push_back(arg);
+  }
+  if (s.cross_thread) args.push_back("--cross-thread");
+  args.insert(args.end(), {"-o", json_path, path});
+  const cli_test::cli_result cli = cli_test::run_cli(args);
+  BOOST_TEST_REQUIRE(cli.exit_code == 0, cli.err);
+  BOOST_TEST(cli.out.empty());  // with -o nothing goes to stdout
+  const boost::json::value report = boost::json::parse(cli_test::read_file(json_path));
+  std::filesystem::remove(json_path);
+
+  BOOST_TEST(report.at("config").at("cross_thread").as_bool() == s.cross_thread);
+  const auto& runs = report.at("runs").as_array();
+  BOOST_TEST_REQUIRE(runs.size() == expected.size());
+  for (std::size_t r = 0; r < expected.size(); ++r) {
+    BOOST_TEST_CONTEXT("run " << r) {
+      const auto& run = runs[r];
+      BOOST_TEST(run.at("run_index").to_number<std::size_t>() == r);
+      BOOST_TEST(close(run.at("timing").at("cpu_time_us"), expected[r].cpu_ns));
+      BOOST_TEST(close(run.at("timing").at("device_time_us"), expected[r].device_ns));
+      BOOST_TEST(close(run.at("residual").at("cpu_time_us"), expected[r].residual_cpu_ns));
+      BOOST_TEST(close(run.at("residual").at("device_time_us"), expected[r].residual_device_ns));
+      const auto& regions = run.at("regions").as_array();
+      BOOST_TEST(regions.size() == expected[r].regions.size());
+      for (const auto& region : regions) {
+        const std::string id(region.at("region_id").as_string());
+        BOOST_TEST_CONTEXT("region " << id) {
+          BOOST_TEST_REQUIRE(expected[r].regions.contains(id));
+          const brute::region_figures& f = expected[r].regions.at(id);
+          BOOST_TEST(region.at("calls").to_number<std::uint64_t>() == f.calls);
+          BOOST_TEST(close(region.at("cpu_time_us"), f.cpu_ns));
+          BOOST_TEST(close(region.at("device_time_us"), f.device_ns));
+          BOOST_TEST(region.as_object().contains("off_thread_cpu_time_us") == f.seen_off_thread);
+          if (f.seen_off_thread) BOOST_TEST(close(region.at("off_thread_cpu_time_us"), f.off_thread_cpu_ns));
+        }
+      }
+    }
+  }
+}
+
 scenario with_cross_thread(scenario s) {
   s.cross_thread = true;
   return s;
@@ -128,5 +185,9 @@ BOOST_AUTO_TEST_CASE(engine_sampled_rank0_cross_thread) { check_engine(with_cros
 BOOST_AUTO_TEST_CASE(engine_alexnet) { check_engine(alexnet, 1); }
 BOOST_AUTO_TEST_CASE(engine_alexnet_cross_thread) { check_engine(with_cross_thread(alexnet), 1); }
 
+BOOST_AUTO_TEST_CASE(cli_sampled_rank0) { check_cli(sampled, 2); }
+BOOST_AUTO_TEST_CASE(cli_sampled_rank0_cross_thread) { check_cli(with_cross_thread(sampled), 2); }
+BOOST_AUTO_TEST_CASE(cli_alexnet) { check_cli(alexnet, 1); }
+BOOST_AUTO_TEST_CASE(cli_alexnet_cross_thread) { check_cli(with_cross_thread(alexnet), 1); }
 
 BOOST_AUTO_TEST_SUITE_END()

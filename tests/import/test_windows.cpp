@@ -130,6 +130,18 @@ BOOST_AUTO_TEST_CASE(every_window_size_gives_the_same_trace) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(every_cut_position_of_a_small_minified_trace) {
+  // Newline-free JSON is cut by quote parity; every window size from 64 to 700 bytes moves the cut
+  // across every kind of byte: inside strings, escapes, multi-byte UTF-8, numbers, between events.
+  const std::string text = generated_trace(false, 24);
+  const trace reference = import_kineto_trace_text(text, "whole", window(std::size_t{1} << 30));
+  for (std::size_t bytes = 64; bytes <= 700; ++bytes) {
+    BOOST_TEST_CONTEXT("window " << bytes) {
+      import_test::expect_same_trace(import_kineto_trace_text(text, "memory", window(bytes)), reference);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_syntax_error_deep_in_the_file_is_reported_in_place_for_every_window) {
   std::string text = generated_trace(true, 300);
   // Break event 250: drop the comma after its first field.

@@ -10,7 +10,9 @@
 namespace regionprof::import_detail {
 
 /// A whole file mapped copy-on-write, with writable bytes before and after it (the importer writes
-/// its window brackets and padding there). Pages may be released behind the reader with release().
+/// its window brackets and padding there). Pages are released behind the reader (release_before), so
+/// the resident memory is a window, not the file. Like every mapped reader, it assumes the file is not
+/// truncated while it is read (that would raise SIGBUS); traces are files written before analysis.
 class file_mapping {
  public:
   file_mapping(const file_mapping&) = delete;

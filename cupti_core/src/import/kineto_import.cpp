@@ -488,6 +488,7 @@ class kineto_reader {
         }
         position += got;
       }
+      if (position < offset) return {0, 0};  // not readable again (a pipe): the offset alone
       return {line, offset - line_start + 1};
     } catch (...) {
       return {0, 0};
@@ -688,6 +689,9 @@ class kineto_reader {
       char* cut = static_cast<char*>(const_cast<void*>(nl)) + 1;
       if (static_cast<std::size_t>(cut - begin) >= size / 2) return cut;
     }
+    // Newline-free: the whole window is tried. A cut inside a string (a multi-byte UTF-8 sequence can
+    // only be in one) makes stage 1 report the unclosed string first; parse_window then cuts before
+    // that string's opening quote.
     return end;
   }
 

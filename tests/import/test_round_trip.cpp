@@ -1,0 +1,121 @@
+// write_chrome_trace, then the Kineto importer, gives the same trace and the same profile: for every
+// shared hand-built test trace (tests/support), records compared one by one and JSON reports compared
+// whole (created_at aside).
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "import_test_support.hpp"
+#include "regionprof/analysis.hpp"
+#include "regionprof/import.hpp"
+#include "regionprof/report.hpp"
+#include "support/test_traces.hpp"
+
+using namespace regionprof;
+using import_test::name_of;
+
+namespace {
+
+/// The intervals of each (pid, tid), in input order.
+std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const cpu_interval*>> by_thread(const trace& t) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const cpu_interval*>> threads;
+  for (const cpu_interval& i : t.intervals) threads[{t.threads[i.thread].pid, t.threads[i.thread].tid}].push_back(&i);
+  return threads;
+}
+
+/// Same records: threads that hold intervals (by pid and tid, with their names), each thread's
+/// intervals in order, device ops in order, and everything else of the trace. Thread indices and name
+/// ids may differ; the order of intervals across threads too (only per-thread order means anything).
+void expect_equivalent(const trace& original, const trace& imported) {
+  const auto a = by_thread(original);
+  const auto b = by_thread(imported);
+  BOOST_TEST_REQUIRE(a.size() == b.size());
+  for (const auto& [id, intervals] : a) {
+    BOOST_TEST_CONTEXT("thread " << id.first << "/" << id.second) {
+      BOOST_TEST_REQUIRE(b.contains(id));
+      const auto& other = b.at(id);
+      BOOST_TEST(name_of(original, original.threads[intervals.front()->thread].name) ==
+                 name_of(imported, imported.threads[other.front()->thread].name));
+      BOOST_TEST_REQUIRE(intervals.size() == other.size());
+      for (std::size_t k = 0; k < intervals.size(); ++k) {
+        const cpu_interval& x = *intervals[k];
+        const cpu_interval& y = *other[k];
+        BOOST_TEST_CONTEXT("interval " << k << " " << name_of(original, x.name)) {
+          BOOST_TEST(x.start_ns == y.start_ns);
+          BOOST_TEST(x.end_ns == y.end_ns);
+          BOOST_TEST(name_of(original, x.name) == name_of(imported, y.name));
+          BOOST_TEST(x.correlation_id == y.correlation_id);
+          BOOST_TEST(name_of(original, original.domains[x.domain]) == name_of(imported, imported.domains[y.domain]));
+          BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+        }
+      }
+    }
+  }
+  BOOST_TEST_REQUIRE(original.device_ops.size() == imported.device_ops.size());
+  for (std::size_t k = 0; k < original.device_ops.size(); ++k) {
+    const device_op& x = original.device_ops[k];
+    const device_op& y = imported.device_ops[k];
+    BOOST_TEST_CONTEXT("device op " << k) {
+      BOOST_TEST(x.start_ns == y.start_ns);
+      BOOST_TEST(x.end_ns == y.end_ns);
+      BOOST_TEST(x.bytes == y.bytes);
+      BOOST_TEST(name_of(original, x.name) == name_of(imported, y.name));
+      BOOST_TEST(x.correlation_id == y.correlation_id);
+      BOOST_TEST(x.stream == y.stream);
+      BOOST_TEST(x.device == y.device);
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+    }
+  }
+  BOOST_TEST(original.device_tracing == imported.device_tracing);
+  BOOST_TEST(original.run_wall_times_ns == imported.run_wall_times_ns);
+  BOOST_TEST((original.module_types == imported.module_types));
+  BOOST_TEST(original.target_type == imported.target_type);
+  if (original.target_extra_json.empty()) {
+    BOOST_TEST(imported.target_extra_json.empty());
+  } else {
+    BOOST_TEST(boost::json::parse(original.target_extra_json) == boost::json::parse(imported.target_extra_json));
+  }
+  BOOST_TEST_REQUIRE(original.warnings.size() == imported.warnings.size());
+  for (std::size_t k = 0; k < original.warnings.size(); ++k) {
+    BOOST_TEST(static_cast<int>(original.warnings[k].code) == static_cast<int>(imported.warnings[k].code));
+    BOOST_TEST(static_cast<int>(original.warnings[k].source) == static_cast<int>(imported.warnings[k].source));
+    BOOST_TEST(original.warnings[k].message == imported.warnings[k].message);
+  }
+}
+
+boost::json::value report_without_created_at(const trace& t, const analysis_options& options) {
+  report_context context;
+  context.created_at = "2026-01-01T00:00:00Z";
+  boost::json::value report = boost::json::parse(to_json(analyze(t, options), t, options, context));
+  report.as_object().erase("created_at");
+  return report;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(round_trip)
+
+BOOST_AUTO_TEST_CASE(chrome_writer_then_importer_keeps_every_test_trace_and_its_profile) {
+  const auto traces = test::test_traces();
+  BOOST_TEST_REQUIRE(!traces.empty());
+  for (const test::named_trace& named : traces) {
+    BOOST_TEST_CONTEXT("test trace " << named.name) {
+      std::ostringstream written;
+      write_chrome_trace(named.value, written);
+      const trace imported = import_kineto_trace_text(written.str(), named.name);
+      expect_equivalent(named.value, imported);
+      const boost::json::value before = report_without_created_at(named.value, named.options);
+      const boost::json::value after = report_without_created_at(imported, named.options);
+      BOOST_TEST(before == after, "report before:\n" << before << "\nafter:\n" << after);
+      // And a second round gives the very same Chrome trace text.
+      std::ostringstream again;
+      write_chrome_trace(imported, again);
+      BOOST_TEST(again.str() == written.str());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
