@@ -73,12 +73,13 @@ std::string kineto_trace(std::size_t target_bytes) {
   for (int step = 0; out.size() < target_bytes; ++step) {
     const long long step_start = ts;
     ++external;
-    event(out, "user_annotation", "ProfilerStep#" + std::to_string(551 + step), pid, main_tid, step_start, 600000000,
+    event(out, "user_annotation", "ProfilerStep#" + std::to_string(551 + step), pid, main_tid, step_start, 2500000,
           "\"External id\": " + std::to_string(external) + ",\"Ev Idx\": " + std::to_string(external % 30000));
     ts += 1000;
     for (int layer = 0; layer < 24 && out.size() < target_bytes; ++layer) {
       const long long tid = layer % 4 == 3 ? backward_tid : main_tid;
-      event(out, "user_annotation", "## layer_" + std::to_string(layer) + " ##", pid, tid, ts, 90000,
+      const long long layer_ns = 6 * 14000 + (layer % 8 == 0 ? 4000 : 0) + 1000;  // covers what it holds
+      event(out, "user_annotation", "## layer_" + std::to_string(layer) + " ##", pid, tid, ts, layer_ns,
             "\"External id\": " + std::to_string(external++));
       for (int k = 0; k < 6; ++k) {
         const std::string& op = ops[(layer * 7 + k) % ops.size()];
@@ -112,14 +113,18 @@ std::string kineto_trace(std::size_t target_bytes) {
               "\"correlation\": " + std::to_string(correlation) + ", \"bytes\": 1048576, \"memory bandwidth (GB/s)\": "
               "524.288");
         ++correlation;
-        event(out, "gpu_memset", "Memset (Device)", 0, 7, ts + 2500, 1000,
+        event(out, "cuda_runtime", "cudaMemsetAsync", pid, tid, ts + 3000, 800,
+              "\"External id\": " + std::to_string(external) + ", \"cbid\": 51, \"correlation\": " +
+                  std::to_string(correlation));
+        event(out, "gpu_memset", "Memset (Device)", 0, 7, ts + 3500, 500,
               "\"External id\": " + std::to_string(external) + ", \"device\": 0, \"context\": 1, \"stream\": 7, "
               "\"correlation\": " + std::to_string(correlation) + ", \"bytes\": 8, \"memory bandwidth (GB/s)\": 0.0043");
         ++correlation;
         ts += 4000;
       }
+      ts += 1000;
     }
-    ts = step_start + 607312000;
+    ts = step_start + 2600000;
   }
   out.resize(out.size() - 2);  // the last ",\n"
   out += "\n  ],\n  \"traceName\": \"bench_import\"\n}\n";
