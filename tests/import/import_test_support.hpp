@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/trace.hpp"
@@ -30,6 +31,44 @@ inline std::string read_file(const std::string& path) {
 }
 
 inline std::string name_of(const regionprof::trace& t, regionprof::name_id id) { return std::string(t.strings.view(id)); }
+
+/// Same device ops, in order, names compared as text.
+inline void expect_same_device_ops(const regionprof::trace& a, const regionprof::trace& b) {
+  BOOST_TEST_REQUIRE(a.device_ops.size() == b.device_ops.size());
+  for (std::size_t i = 0; i < a.device_ops.size(); ++i) {
+    const auto& x = a.device_ops[i];
+    const auto& y = b.device_ops[i];
+    BOOST_TEST_CONTEXT("device op " << i) {
+      BOOST_TEST(x.start_ns == y.start_ns);
+      BOOST_TEST(x.end_ns == y.end_ns);
+      BOOST_TEST(x.bytes == y.bytes);
+      BOOST_TEST(name_of(a, x.name) == name_of(b, y.name));
+      BOOST_TEST(x.correlation_id == y.correlation_id);
+      BOOST_TEST(x.stream == y.stream);
+      BOOST_TEST(x.device == y.device);
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+    }
+  }
+}
+
+/// Same trace-level facts: device tracing, run wall times, module types, target, warnings in order.
+/// target_extra_json is compared as JSON (its spacing may differ).
+inline void expect_same_trace_properties(const regionprof::trace& a, const regionprof::trace& b) {
+  BOOST_TEST(a.device_tracing == b.device_tracing);
+  BOOST_TEST(a.run_wall_times_ns == b.run_wall_times_ns);
+  BOOST_TEST((a.module_types == b.module_types));
+  BOOST_TEST(a.target_type == b.target_type);
+  BOOST_TEST(a.target_extra_json.empty() == b.target_extra_json.empty());
+  if (!a.target_extra_json.empty() && !b.target_extra_json.empty()) {
+    BOOST_TEST(boost::json::parse(a.target_extra_json) == boost::json::parse(b.target_extra_json));
+  }
+  BOOST_TEST_REQUIRE(a.warnings.size() == b.warnings.size());
+  for (std::size_t i = 0; i < a.warnings.size(); ++i) {
+    BOOST_TEST(static_cast<int>(a.warnings[i].code) == static_cast<int>(b.warnings[i].code));
+    BOOST_TEST(static_cast<int>(a.warnings[i].source) == static_cast<int>(b.warnings[i].source));
+    BOOST_TEST(a.warnings[i].message == b.warnings[i].message);
+  }
+}
 
 /// Every record of `a` and `b` is the same, names compared as text (ids may differ), thread and
 /// domain indices compared through what they point at.
@@ -54,32 +93,8 @@ inline void expect_same_trace(const regionprof::trace& a, const regionprof::trac
       BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
     }
   }
-  BOOST_TEST_REQUIRE(a.device_ops.size() == b.device_ops.size());
-  for (std::size_t i = 0; i < a.device_ops.size(); ++i) {
-    const auto& x = a.device_ops[i];
-    const auto& y = b.device_ops[i];
-    BOOST_TEST_CONTEXT("device op " << i) {
-      BOOST_TEST(x.start_ns == y.start_ns);
-      BOOST_TEST(x.end_ns == y.end_ns);
-      BOOST_TEST(x.bytes == y.bytes);
-      BOOST_TEST(name_of(a, x.name) == name_of(b, y.name));
-      BOOST_TEST(x.correlation_id == y.correlation_id);
-      BOOST_TEST(x.stream == y.stream);
-      BOOST_TEST(x.device == y.device);
-      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
-    }
-  }
-  BOOST_TEST(a.device_tracing == b.device_tracing);
-  BOOST_TEST(a.run_wall_times_ns == b.run_wall_times_ns);
-  BOOST_TEST((a.module_types == b.module_types));
-  BOOST_TEST(a.target_type == b.target_type);
-  BOOST_TEST(a.target_extra_json == b.target_extra_json);
-  BOOST_TEST_REQUIRE(a.warnings.size() == b.warnings.size());
-  for (std::size_t i = 0; i < a.warnings.size(); ++i) {
-    BOOST_TEST(static_cast<int>(a.warnings[i].code) == static_cast<int>(b.warnings[i].code));
-    BOOST_TEST(static_cast<int>(a.warnings[i].source) == static_cast<int>(b.warnings[i].source));
-    BOOST_TEST(a.warnings[i].message == b.warnings[i].message);
-  }
+  expect_same_device_ops(a, b);
+  expect_same_trace_properties(a, b);
 }
 
 }  // namespace import_test

@@ -54,36 +54,8 @@ void expect_equivalent(const trace& original, const trace& imported) {
       }
     }
   }
-  BOOST_TEST_REQUIRE(original.device_ops.size() == imported.device_ops.size());
-  for (std::size_t k = 0; k < original.device_ops.size(); ++k) {
-    const device_op& x = original.device_ops[k];
-    const device_op& y = imported.device_ops[k];
-    BOOST_TEST_CONTEXT("device op " << k) {
-      BOOST_TEST(x.start_ns == y.start_ns);
-      BOOST_TEST(x.end_ns == y.end_ns);
-      BOOST_TEST(x.bytes == y.bytes);
-      BOOST_TEST(name_of(original, x.name) == name_of(imported, y.name));
-      BOOST_TEST(x.correlation_id == y.correlation_id);
-      BOOST_TEST(x.stream == y.stream);
-      BOOST_TEST(x.device == y.device);
-      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
-    }
-  }
-  BOOST_TEST(original.device_tracing == imported.device_tracing);
-  BOOST_TEST(original.run_wall_times_ns == imported.run_wall_times_ns);
-  BOOST_TEST((original.module_types == imported.module_types));
-  BOOST_TEST(original.target_type == imported.target_type);
-  if (original.target_extra_json.empty()) {
-    BOOST_TEST(imported.target_extra_json.empty());
-  } else {
-    BOOST_TEST(boost::json::parse(original.target_extra_json) == boost::json::parse(imported.target_extra_json));
-  }
-  BOOST_TEST_REQUIRE(original.warnings.size() == imported.warnings.size());
-  for (std::size_t k = 0; k < original.warnings.size(); ++k) {
-    BOOST_TEST(static_cast<int>(original.warnings[k].code) == static_cast<int>(imported.warnings[k].code));
-    BOOST_TEST(static_cast<int>(original.warnings[k].source) == static_cast<int>(imported.warnings[k].source));
-    BOOST_TEST(original.warnings[k].message == imported.warnings[k].message);
-  }
+  import_test::expect_same_device_ops(original, imported);
+  import_test::expect_same_trace_properties(original, imported);
 }
 
 boost::json::value report_without_created_at(const trace& t, const analysis_options& options) {
