@@ -22,7 +22,8 @@ namespace {
 /// current chunk.
 struct segment {
   std::uint64_t thread_serial = 0;
-  std::uint32_t chunk_serial = 0;
+  std::uint64_t chunk_serial = 0;
+  std::uint64_t base = 0;  ///< ticks of a record = base + its delta
   const record* records = nullptr;
   std::uint32_t count = 0;
   bool copied = false;
@@ -71,8 +72,11 @@ void collect(std::uint32_t epoch, collection& out) {
         const chunk* c = info.buffer->current_published.load(std::memory_order_acquire);
         if (c != nullptr && c->epoch.load(std::memory_order_acquire) == epoch) {
           const std::uint32_t count = c->used.load(std::memory_order_acquire);
+          // After the acquire of `used`: the base its records were written against (an empty chunk may be
+          // rebased meanwhile, and then no record is copied).
+          const std::uint64_t base = c->base.load(std::memory_order_relaxed);
           auto& copy = out.copies.emplace_back(c->records, c->records + count);
-          out.segments.push_back({c->thread_serial, c->serial, copy.data(), count, true});
+          out.segments.push_back({c->thread_serial, c->serial, base, copy.data(), count, true});
         }
       }
       out.threads.push_back({info.serial, info.tid, alive ? live_thread_name(info) : info.name, over_cap});
@@ -93,10 +97,11 @@ void collect(std::uint32_t epoch, collection& out) {
   }
   release_chunks(stale);
   // A chunk both copied (while current) and handed over (filled up since): the handed-over one has more.
-  std::unordered_set<std::uint32_t> handed_over;
+  std::unordered_set<std::uint64_t> handed_over;
   for (chunk* c : out.owned) {
     handed_over.insert(c->serial);
-    out.segments.push_back({c->thread_serial, c->serial, c->records, c->used.load(std::memory_order_acquire), false});
+    out.segments.push_back({c->thread_serial, c->serial, c->base.load(std::memory_order_relaxed), c->records,
+                            c->used.load(std::memory_order_acquire), false});
   }
   std::erase_if(out.segments, [&](const segment& seg) { return seg.copied && handed_over.contains(seg.chunk_serial); });
 }
@@ -110,12 +115,8 @@ void discard(std::uint32_t epoch) noexcept {
   }
 }
 
-std::uint64_t range_id(std::uint32_t chunk_serial, std::uint32_t index) noexcept {
-  return (static_cast<std::uint64_t>(chunk_serial) << range_id_index_bits) | index;
-}
-
 std::uint64_t end_range_id(const record& r) noexcept {
-  return r.name | (static_cast<std::uint64_t>(r.domain) << 32) | (static_cast<std::uint64_t>(r.extra) << 48);
+  return r.name | (static_cast<std::uint64_t>(r.domain()) << 32);
 }
 
 /// Turns collected records into trace intervals (pairing rules in capture.hpp). Linear in the records:
@@ -193,9 +194,9 @@ class converter {
     }
   }
 
-  std::size_t open_slot(thread_records& out, const record& r) {
+  std::size_t open_slot(thread_records& out, const record& r, std::uint64_t ticks) {
     use_name(r.name);
-    out.intervals.push_back({r.ticks, 0, r.name, r.domain, false});
+    out.intervals.push_back({ticks, 0, r.name, r.domain(), false});
     return out.intervals.size() - 1;
   }
 
@@ -216,27 +217,28 @@ class converter {
       result_.stats.records += seg->count;
       for (std::uint32_t index = 0; index < seg->count; ++index) {
         const record& r = seg->records[index];
-        switch (r.kind) {
-          case record_kind::push: stack_of(r.domain).push_back(open_slot(out, r)); break;
+        const std::uint64_t ticks = seg->base + r.tick_delta();
+        switch (r.kind()) {
+          case record_kind::push: stack_of(r.domain()).push_back(open_slot(out, r, ticks)); break;
           case record_kind::pop: {
-            auto& stack = stack_of(r.domain);
+            auto& stack = stack_of(r.domain());
             if (stack.empty()) {
               ++result_.stats.unmatched_pops;
             } else {
               pending_interval& open = out.intervals[stack.back()];
               stack.pop_back();
-              open.end = r.ticks;
+              open.end = ticks;
               open.closed = true;
             }
             break;
           }
           case record_kind::start:
-            started_.insert_or_assign(range_id(seg->chunk_serial, index), started_range{thread, open_slot(out, r)});
+            started_.insert_or_assign(range_id(seg->chunk_serial, index), started_range{thread, open_slot(out, r, ticks)});
             break;
-          case record_kind::end: ended_.push_back({end_range_id(r), r.ticks}); break;
+          case record_kind::end: ended_.push_back({end_range_id(r), ticks}); break;
           case record_kind::mark:
             use_name(r.name);
-            out.marks.push_back({r.ticks, r.name, r.domain});
+            out.marks.push_back({ticks, r.name, r.domain()});
             break;
         }
       }
@@ -361,7 +363,7 @@ void add_warnings(capture_result& result, const std::vector<std::string>& open_n
                             " NVTX record(s) were dropped after the capture reached its memory cap of " +
                             std::to_string(cap_bytes) + " bytes, and " + std::to_string(st.lost_to_cap) +
                             " range(s) lost their start or end to it and were left out; raise "
-                            "capture_options::memory_cap_bytes (a range costs 32 bytes)"});
+                            "capture_options::memory_cap_bytes (a range costs 24 bytes)"});
   }
   if (st.clamped_ranges > 0) {
     warnings.push_back({warning_code::clock_anomaly, warning_source::nvtx,

@@ -33,22 +33,26 @@ bool charge_chunk() noexcept {
   return true;
 }
 
-std::uint32_t next_chunk_serial() noexcept {
-  std::uint32_t serial = state().next_chunk_serial.fetch_add(1, std::memory_order_relaxed);
-  if (serial == 0) serial = state().next_chunk_serial.fetch_add(1, std::memory_order_relaxed);
+/// The next chunk serial: 64-bit, so it never wraps; serials whose range-id bits are 0 are skipped (see
+/// range_id), so no range id is 0 or 1.
+std::uint64_t next_chunk_serial() noexcept {
+  std::uint64_t serial = state().next_chunk_serial.fetch_add(1, std::memory_order_relaxed);
+  if ((serial & range_id_serial_mask) == 0) serial = state().next_chunk_serial.fetch_add(1, std::memory_order_relaxed);
   return serial;
 }
 
-/// Points `c` at session `epoch` for the calling thread, empty. The epoch is published last: a
-/// collector that sees it also sees the rest of the header.
-void start_chunk(thread_buffer* b, chunk* c, std::uint32_t epoch) noexcept {
+/// Points `c` at session `epoch` for the calling thread, empty, with tick base `base`. The epoch is
+/// published last: a collector that sees it also sees the rest of the header.
+void start_chunk(thread_buffer* b, chunk* c, std::uint32_t epoch, std::uint64_t base) noexcept {
   c->next = nullptr;
   c->thread_serial = b->serial;
   c->serial = next_chunk_serial();
+  c->base.store(base, std::memory_order_relaxed);
   c->used.store(0, std::memory_order_relaxed);
   c->epoch.store(epoch, std::memory_order_release);
   b->current = c;
   b->used = 0;
+  b->base = base;
   b->current_published.store(c, std::memory_order_release);
 }
 
@@ -63,6 +67,37 @@ chunk* take_chunk() noexcept {
     }
   }
   return new (std::nothrow) chunk;
+}
+
+/// From now until session `epoch` ends, the calling thread drops every record (memory cap).
+void drop_until_session_ends(thread_buffer* b, std::uint32_t epoch) noexcept {
+  b->used = records_per_chunk;  // prepare() takes the slow path from now on
+  b->over_cap = true;
+  b->over_cap_epoch.store(epoch, std::memory_order_relaxed);
+  count_drop();
+}
+
+/// Hands the current chunk (if any) over and starts a fresh one with tick base `base`. False when the
+/// memory cap (or memory) refuses it: the record is dropped and counted, and so is every later one of
+/// this thread in this session.
+bool replace_chunk(thread_buffer* b, std::uint32_t epoch, std::uint64_t base) noexcept {
+  if (b->current != nullptr) {
+    chunk* full = b->current;
+    b->current = nullptr;
+    b->current_published.store(nullptr, std::memory_order_release);
+    hand_over(full);
+  }
+  chunk* fresh = nullptr;
+  if (charge_chunk()) {
+    fresh = take_chunk();
+    if (fresh == nullptr) state().session_bytes.fetch_sub(chunk_bytes, std::memory_order_relaxed);
+  }
+  if (fresh == nullptr) {  // over the cap (or out of memory): drop until the session ends
+    drop_until_session_ends(b, epoch);
+    return false;
+  }
+  start_chunk(b, fresh, epoch, base);
+  return true;
 }
 
 std::string os_thread_name(pthread_t thread) {
@@ -137,13 +172,10 @@ thread_buffer* prepare_slow(std::uint32_t epoch) noexcept {
     b->over_cap = false;
     if (b->current != nullptr) {
       if (charge_chunk()) {
-        start_chunk(b, b->current, epoch);
+        start_chunk(b, b->current, epoch, base_for(read_ticks()));
         return b;
       }
-      b->used = records_per_chunk;  // keep the chunk for a later session; take the slow path from now on
-      b->over_cap = true;
-      b->over_cap_epoch.store(epoch, std::memory_order_relaxed);
-      count_drop();
+      drop_until_session_ends(b, epoch);  // keeps the chunk for a later session
       return nullptr;
     }
     b->used = records_per_chunk;  // no chunk yet: take one below
@@ -153,26 +185,25 @@ thread_buffer* prepare_slow(std::uint32_t epoch) noexcept {
     return nullptr;
   }
   // The current chunk is full (or there is none): hand it over, then take a fresh one.
-  if (b->current != nullptr) {
-    chunk* full = b->current;
-    b->current = nullptr;
-    b->current_published.store(nullptr, std::memory_order_release);
-    hand_over(full);
+  return replace_chunk(b, epoch, base_for(read_ticks())) ? b : nullptr;
+}
+
+std::uint32_t append_rebased(thread_buffer* b, std::uint64_t ticks, record_kind kind, std::uint16_t domain,
+                             std::uint32_t name) noexcept {
+  const std::uint64_t base = base_for(ticks);
+  if (b->used == 0) {
+    // Nothing published against the old base (a collector reading this chunk now copies no record):
+    // rebase in place; the release of `used` below publishes the new base with the record.
+    b->base = base;
+    b->current->base.store(base, std::memory_order_relaxed);
+  } else if (!replace_chunk(b, b->epoch, base)) {
+    return dropped_index;
   }
-  chunk* fresh = nullptr;
-  if (charge_chunk()) {
-    fresh = take_chunk();
-    if (fresh == nullptr) state().session_bytes.fetch_sub(chunk_bytes, std::memory_order_relaxed);
-  }
-  if (fresh == nullptr) {  // over the cap (or out of memory): drop until the session ends
-    b->used = records_per_chunk;
-    b->over_cap = true;
-    b->over_cap_epoch.store(epoch, std::memory_order_relaxed);
-    count_drop();
-    return nullptr;
-  }
-  start_chunk(b, fresh, epoch);
-  return b;
+  const std::uint32_t index = b->used;
+  b->current->records[index] = make_record(ticks - base, kind, domain, name);
+  b->used = index + 1;
+  b->current->used.store(index + 1, std::memory_order_release);
+  return index;
 }
 
 void hand_over(chunk* c) noexcept {

@@ -99,7 +99,7 @@ template <class Name>
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return NVTX_NO_PUSH_POP_TRACKING;
   const std::uint32_t name = name_of(b);
-  append(b, {read_ticks(), name, domain, record_kind::push, 0});
+  append(b, read_ticks(), record_kind::push, domain, name);
   return NVTX_NO_PUSH_POP_TRACKING;
 }
 
@@ -113,7 +113,7 @@ template <class Name>
 [[gnu::noinline]] int pop_recording(std::uint32_t epoch, std::uint16_t domain) noexcept {
   const std::uint64_t ticks = read_ticks();
   thread_buffer* b = prepare(epoch);
-  if (b != nullptr) append(b, {ticks, 0, domain, record_kind::pop, 0});
+  if (b != nullptr) append(b, ticks, record_kind::pop, domain, 0);
   return NVTX_NO_PUSH_POP_TRACKING;
 }
 
@@ -145,8 +145,9 @@ nvtxRangeId_t start(std::uint16_t domain, Name name_of) noexcept {
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return range_id_dropped;
   const std::uint32_t name = name_of(b);
-  const std::uint32_t index = append(b, {read_ticks(), name, domain, record_kind::start, 0});
-  return (static_cast<std::uint64_t>(b->current->serial) << range_id_index_bits) | index;
+  const std::uint32_t index = append(b, read_ticks(), record_kind::start, domain, name);
+  if (index == dropped_index) return range_id_dropped;
+  return range_id(b->current->serial, index);
 }
 
 void end(nvtxRangeId_t id) noexcept {
@@ -155,8 +156,8 @@ void end(nvtxRangeId_t id) noexcept {
   const std::uint64_t ticks = read_ticks();
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return;
-  append(b, {ticks, static_cast<std::uint32_t>(id), static_cast<std::uint16_t>(id >> 32), record_kind::end,
-             static_cast<std::uint8_t>(id >> 48)});
+  // An id is 48 bits (range_id); higher bits, from an id that is not ours, are cut off.
+  append(b, ticks, record_kind::end, static_cast<std::uint16_t>(id >> 32), static_cast<std::uint32_t>(id));
 }
 
 nvtxRangeId_t NVTX_API domain_start_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
@@ -183,7 +184,7 @@ void mark(std::uint16_t domain, Name name_of) noexcept {
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return;
   const std::uint32_t name = name_of(b);
-  append(b, {read_ticks(), name, domain, record_kind::mark, 0});
+  append(b, read_ticks(), record_kind::mark, domain, name);
 }
 
 void NVTX_API domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
