@@ -347,10 +347,11 @@ BOOST_AUTO_TEST_CASE(marks_are_kept_beside_the_trace) {
   }
 }
 
-// One thread, a cap of two chunks: exactly 2 x 4094 records are kept, every other one is counted.
+// One thread, a cap of two chunks: exactly 2 x records_per_chunk records are kept, every other one is
+// counted.
 BOOST_AUTO_TEST_CASE(memory_cap_drops_and_counts_exactly) {
   constexpr std::uint64_t per_chunk = capture_detail::records_per_chunk;
-  constexpr int ranges = 10'000;
+  constexpr auto ranges = static_cast<int>(2 * per_chunk + 123);  // 2 records each: twice the cap, and more
   capture_options options;
   options.memory_cap_bytes = 2 * capture_detail::chunk_bytes;
   capture_session session(options);
@@ -362,7 +363,7 @@ BOOST_AUTO_TEST_CASE(memory_cap_drops_and_counts_exactly) {
   BOOST_TEST(result.stats.records == 2 * per_chunk);
   BOOST_TEST(result.stats.dropped_records == 2u * ranges - 2 * per_chunk);
   BOOST_TEST(result.stats.chunk_bytes == 2 * capture_detail::chunk_bytes);
-  BOOST_TEST(result.data.intervals.size() == per_chunk);  // 8188 records: 4094 complete ranges
+  BOOST_TEST(result.data.intervals.size() == per_chunk);  // 2 x per_chunk records: per_chunk complete ranges
   BOOST_TEST(result.stats.lost_to_cap == 0u);
   const std::string message = warning_text(result.data, warning_code::dropped_host_records);
   BOOST_TEST(message.find(std::to_string(2u * ranges - 2 * per_chunk) + " NVTX record(s) were dropped") !=
@@ -375,7 +376,8 @@ BOOST_AUTO_TEST_CASE(memory_cap_drops_and_counts_exactly) {
 // a range whose pop was dropped is counted as lost, not as unbalanced.
 BOOST_AUTO_TEST_CASE(memory_cap_with_threads_accounts_for_every_record) {
   constexpr int thread_count = 4;
-  constexpr int ranges = 5'001;  // 10002 records each: every thread wants 3 chunks
+  // 2.5 chunks of records each: every thread wants 3 chunks, and 3 full chunks hold one thread's records.
+  constexpr auto ranges = static_cast<int>(capture_detail::records_per_chunk * 5 / 4);
   capture_options options;
   options.memory_cap_bytes = 3 * capture_detail::chunk_bytes + 100;
   capture_session session(options);
