@@ -23,8 +23,8 @@ namespace regionprof {
 
 /// Settings of one capture session.
 struct capture_options {
-  /// Chunk memory (16-byte records) one session may take. Past it, records are dropped and counted
-  /// exactly (DROPPED_HOST_RECORDS). A range (push + pop) costs 32 bytes.
+  /// Chunk memory (12-byte records) one session may take. Past it, records are dropped and counted
+  /// exactly (DROPPED_HOST_RECORDS). A range (push + pop) costs 24 bytes.
   std::size_t memory_cap_bytes = std::size_t{1} << 30;
 };
 
