@@ -249,6 +249,10 @@ bool is_eager_container(const nn::Module& module) {
          dynamic_cast<const nn::ParameterDictImpl*>(&module) != nullptr;
 }
 
+bool is_sequential(const nn::Module& module) {
+  return dynamic_cast<const nn::SequentialImpl*>(&module) != nullptr;
+}
+
 std::vector<discovered> scan_eager(nn::Module& root, std::vector<std::shared_ptr<nn::Module>>& instances,
                                    std::vector<std::size_t>& parents) {
   std::vector<discovered> tree;
@@ -258,7 +262,11 @@ std::vector<discovered> scan_eager(nn::Module& root, std::vector<std::shared_ptr
     discovered node;
     node.path = std::move(path);
     node.type = short_type_name(module->name());
-    node.callable = !is_eager_container(*module);
+    // A Sequential's own call is seen only by the Sequential holding it (which wraps it); one called
+    // from custom code is looked through like a container: its children are wrapped instead.
+    const bool sequential_in_sequential =
+        parent != static_cast<std::size_t>(-1) && is_sequential(*instances[parent]) && is_sequential(*module);
+    node.callable = !is_eager_container(*module) && (!is_sequential(*module) || sequential_in_sequential);
     tree.push_back(std::move(node));
     instances.push_back(module);
     parents.push_back(parent);

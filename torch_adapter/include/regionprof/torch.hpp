@@ -14,7 +14,8 @@
 // - Eager C++ (`torch::nn::Module`), in place: a Sequential's marked children are wrapped (the region
 //   is open around each call); any marked custom module whose forward starts with
 //   REGIONPROF_MODULE_REGION() opens its region there. A built-in module called directly from custom
-//   code (not through a Sequential) cannot be seen: its time belongs to its caller.
+//   code is seen when called through regionprof::torch::call(module, args...). A Sequential called
+//   from custom code cannot be seen itself: its children take its place (they are wrapped).
 //
 // A module called while its own region is open on the same thread (re-entrancy) opens no second span.
 // Regions are per thread: calls from several threads each get their own spans. This header includes
@@ -25,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "regionprof/regions.hpp"
@@ -131,6 +133,21 @@ class module_scope {
  private:
   std::int64_t slot_;
 };
+
+/// Calls `module->forward(arguments...)` inside the module's region when it is instrumented. For
+/// built-in modules (Linear, Embedding, ...) called directly from custom code: their forward cannot
+/// carry REGIONPROF_MODULE_REGION(). `module` is a ModuleHolder or a shared_ptr to the module.
+///
+/// ```
+/// torch::Tensor x = regionprof::torch::call(embedding, ids);   // embedding: torch::nn::Embedding
+/// ```
+template <class Holder, class... Arguments>
+decltype(auto) call(Holder& module, Arguments&&... arguments) {
+#ifndef REGIONPROF_DISABLE
+  const module_scope scope{static_cast<const ::torch::nn::Module&>(*module)};
+#endif
+  return module->forward(std::forward<Arguments>(arguments)...);
+}
 
 }  // namespace regionprof::torch
 
