@@ -109,6 +109,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   trace t = std::move(captured.data);
   if (device) device->stop(t);
   t.target_type = options.target_type;
+  t.module_types = options.module_types;
   for (std::size_t run = 1; run < spans.size(); ++run) {
     t.run_wall_times_ns.push_back(spans[run].end_ns - spans[run].start_ns);
   }

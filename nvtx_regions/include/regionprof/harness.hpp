@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct profile_options {
   device_options device;       ///< CUPTI buffer sizes and cap
   capture_options capture;     ///< NVTX capture memory cap
   std::string target_type = "callable";  ///< report `target.type`
+  /// Region id -> module type name, reported as `regions[].module_type` (trace::module_types), e.g.
+  /// regionprof::torch::instrumentation::module_types(). Regions not listed report "-".
+  std::map<std::string, std::string> module_types;
 };
 
 /// Profiles `workload`: `warmup_runs` unrecorded calls; then, recording, one internal warm-up call
