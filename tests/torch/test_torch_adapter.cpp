@@ -1,0 +1,473 @@
+// regionprof::torch: discovery rules, regions per module through the harness, every_level de-dup,
+// re-entrancy, threads, exceptions, and removal. TorchScript models are built in C++
+// (torch::jit::Module + define) and run with graph optimisation on, the default.
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "regionprof/capture.hpp"
+#include "regionprof/harness.hpp"
+#include "regionprof/torch.hpp"
+
+namespace {
+
+namespace rt = regionprof::torch;
+
+// ---- TorchScript test model --------------------------------------------------------------------------
+//
+// Net (root; glue: `* 2.0` and `+ 1.0` outside any module)
+//   encoder   Block   { linear: Linear, act: GELU }      called once
+//   shared    Linear                                     called twice
+//   holder    (no forward: a container, looked through) { inner: Linear }  called once via holder.inner
+//   head      Linear                                     called once
+//   unused    Linear                                     never called
+
+torch::jit::Module linear_module(std::int64_t width = 4) {
+  torch::jit::Module linear("Linear");
+  linear.register_parameter("weight", torch::randn({width, width}) / 2.0, false);
+  linear.register_parameter("bias", torch::randn({width}), false);
+  linear.define("def forward(self, x):\n  return torch.linear(x, self.weight, self.bias)\n");
+  return linear;
+}
+
+torch::jit::Module net_module() {
+  torch::jit::Module act("GELU");
+  act.define("def forward(self, x):\n  return torch.gelu(x)\n");
+  torch::jit::Module encoder("Block");
+  encoder.register_module("linear", linear_module());
+  encoder.register_module("act", act);
+  encoder.define(
+      "def forward(self, x):\n"
+      "  y = self.linear.forward(x)\n"
+      "  assert bool(y.abs().max() < 1e6), 'encoder overflow'\n"
+      "  return self.act.forward(y)\n");
+  torch::jit::Module holder("Holder");
+  holder.register_module("inner", linear_module());
+
+  torch::jit::Module net("Net");
+  net.register_module("encoder", encoder);
+  net.register_module("shared", linear_module());
+  net.register_module("holder", holder);
+  net.register_module("head", linear_module());
+  net.register_module("unused", linear_module());
+  net.define(
+      "def forward(self, x):\n"
+      "  x = self.encoder.forward(x) * 2.0\n"
+      "  x = self.shared.forward(self.shared.forward(x))\n"
+      "  x = self.holder.inner.forward(x) + 1.0\n"
+      "  return self.head.forward(x)\n");
+  net.eval();
+  return net;
+}
+
+std::vector<std::string> region_ids(const rt::instrumentation& handle) {
+  std::vector<std::string> ids;
+  for (const auto& region : handle.regions()) ids.push_back(region.region_id);
+  return ids;
+}
+
+/// Region id -> calls, per run, from the analysis.
+std::vector<std::map<std::string, std::uint64_t>> calls_per_run(const regionprof::Profile& profile) {
+  std::vector<std::map<std::string, std::uint64_t>> runs;
+  for (const auto& run : profile.result().runs) {
+    auto& calls = runs.emplace_back();
+    for (const auto& aggregate : run.regions) calls[profile.result().regions[aggregate.region].id] = aggregate.calls;
+  }
+  return runs;
+}
+
+regionprof::profile_options quick_options(const rt::instrumentation& handle, std::size_t runs = 3) {
+  regionprof::profile_options options;
+  options.warmup_runs = 2;
+  options.measured_runs = runs;
+  options.module_types = handle.module_types();
+  return options;
+}
+
+/// Name -> number of captured ranges with that name (all threads).
+std::map<std::string, std::size_t> range_counts(const regionprof::trace& t) {
+  std::map<std::string, std::size_t> counts;
+  for (const auto& interval : t.intervals) ++counts[std::string(t.strings.view(interval.name))];
+  return counts;
+}
+
+std::size_t adapter_ranges(const regionprof::trace& t) {
+  std::size_t n = 0;
+  for (const auto& [name, count] : range_counts(t)) {
+    if (name.rfind("untuned_module:", 0) == 0 || name.rfind("aot_module:", 0) == 0) n += count;
+  }
+  return n;
+}
+
+torch::Tensor run_scripted(torch::jit::Module& module, const torch::Tensor& x) {
+  return module.forward({x}).toTensor();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(torch_adapter)
+
+BOOST_AUTO_TEST_CASE(graph_optimisation_is_on_by_default) {
+  // Every TorchScript case below runs with the executor's default: optimisation on, submodules inlined.
+  BOOST_TEST(torch::jit::getGraphExecutorOptimize());
+}
+
+BOOST_AUTO_TEST_CASE(scripted_one_region_per_module_with_its_calls) {
+  torch::manual_seed(1);
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net);
+  // Topmost modules; the forward-less holder is looked through.
+  const std::vector<std::string> expected{"untuned_module:encoder", "untuned_module:shared",
+                                          "untuned_module:holder.inner", "untuned_module:head",
+                                          "untuned_module:unused"};
+  BOOST_TEST(region_ids(handle) == expected, boost::test_tools::per_element());
+
+  const torch::Tensor x = torch::randn({3, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle));
+  const auto runs = calls_per_run(profile);
+  BOOST_TEST_REQUIRE(runs.size() == 3u);
+  const std::map<std::string, std::uint64_t> expected_calls{{"untuned_module:encoder", 1},
+                                                            {"untuned_module:shared", 2},
+                                                            {"untuned_module:holder.inner", 1},
+                                                            {"untuned_module:head", 1}};
+  for (const auto& calls : runs) BOOST_TEST(calls == expected_calls);
+}
+
+BOOST_AUTO_TEST_CASE(fractions_and_residual_sum_to_one) {
+  torch::manual_seed(2);
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net);
+  const torch::Tensor x = torch::randn({64, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, 4));
+  BOOST_TEST_REQUIRE(profile.result().runs.size() == 4u);
+  for (const auto& run : profile.result().runs) {
+    BOOST_TEST_REQUIRE(run.cpu_time_ns > 0);
+    std::int64_t owned = 0;
+    for (const auto& region : run.regions) {
+      BOOST_TEST(region.cpu_time_ns > 0);
+      owned += region.cpu_time_ns;
+    }
+    BOOST_TEST(owned <= run.cpu_time_ns);
+    BOOST_TEST(owned + run.residual_cpu_ns == run.cpu_time_ns);
+  }
+  // The report's fractions (what readers use) sum to 1 per run.
+  const auto report = boost::json::parse(profile.json()).as_object();
+  for (const auto& run : report.at("runs").as_array()) {
+    double sum = run.at("residual").at("cpu_time_fraction").to_number<double>();
+    for (const auto& region : run.at("regions").as_array()) sum += region.at("cpu_time_fraction").to_number<double>();
+    BOOST_TEST(std::abs(sum - 1.0) < 1e-9);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(tuned_modules_are_aot_and_their_parents_are_descended_into) {
+  torch::manual_seed(3);
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {{"encoder.linear", "encoder_fc"}, {"head", ""}}});
+  // encoder holds a tuned module: not a region itself, its other child (act) is the topmost untuned one.
+  const std::vector<std::string> expected{"aot_module:encoder_fc", "untuned_module:encoder.act",
+                                          "untuned_module:shared", "untuned_module:holder.inner",
+                                          "aot_module:head", "untuned_module:unused"};
+  BOOST_TEST(region_ids(handle) == expected, boost::test_tools::per_element());
+  BOOST_TEST(static_cast<int>(handle.regions()[0].kind) == static_cast<int>(regionprof::region_kind::aot_module));
+
+  const torch::Tensor x = torch::randn({3, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, 2));
+  for (const auto& calls : calls_per_run(profile)) {
+    BOOST_TEST(calls.at("aot_module:encoder_fc") == 1u);
+    BOOST_TEST(calls.at("untuned_module:encoder.act") == 1u);
+    BOOST_TEST(calls.at("aot_module:head") == 1u);
+    BOOST_TEST(calls.count("untuned_module:encoder") == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unknown_tuned_path_and_module_without_submodules_are_rejected) {
+  torch::jit::Module net = net_module();
+  try {
+    rt::instrument(net, {.tuned = {{"encoder.missing", ""}}});
+    BOOST_FAIL("expected std::invalid_argument");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()).find("'encoder.missing'") != std::string::npos);
+  }
+  torch::jit::Module leaf = linear_module();
+  BOOST_CHECK_THROW(rt::instrument(leaf), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(module_types_name_each_region_in_the_report) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net);
+  const std::map<std::string, std::string> expected{{"untuned_module:encoder", "Block"},
+                                                    {"untuned_module:shared", "Linear"},
+                                                    {"untuned_module:holder.inner", "Linear"},
+                                                    {"untuned_module:head", "Linear"},
+                                                    {"untuned_module:unused", "Linear"}};
+  BOOST_TEST(handle.module_types() == expected);
+  const torch::Tensor x = torch::randn({3, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, 1));
+  const auto report = boost::json::parse(profile.json()).as_object();
+  std::size_t seen = 0;
+  for (const auto& region : report.at("regions").as_array()) {
+    const std::string id(region.at("id").as_string());
+    BOOST_TEST(std::string(region.at("module_type").as_string()) == expected.at(id));
+    ++seen;
+  }
+  BOOST_TEST(seen == 4u);  // `unused` never ran
+}
+
+BOOST_AUTO_TEST_CASE(every_level_marks_nested_modules_and_the_analysis_keeps_the_topmost) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
+  const std::vector<std::string> expected{"untuned_module:encoder",      "untuned_module:encoder.linear",
+                                          "untuned_module:encoder.act",  "untuned_module:shared",
+                                          "untuned_module:holder.inner", "untuned_module:head",
+                                          "untuned_module:unused"};
+  BOOST_TEST(region_ids(handle) == expected, boost::test_tools::per_element());
+
+  const torch::Tensor x = torch::randn({3, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, 2));
+  // The nested ranges were emitted (inside the encoder's), and the analysis counted only the topmost.
+  const auto counts = range_counts(profile.source());
+  BOOST_TEST(counts.at("untuned_module:encoder.linear") == counts.at("untuned_module:encoder"));
+  BOOST_TEST(counts.at("untuned_module:encoder.act") == counts.at("untuned_module:encoder"));
+  for (const auto& calls : calls_per_run(profile)) {
+    BOOST_TEST(calls.at("untuned_module:encoder") == 1u);
+    BOOST_TEST(calls.count("untuned_module:encoder.linear") == 0u);
+    BOOST_TEST(calls.count("untuned_module:encoder.act") == 0u);
+  }
+  for (const auto& run : profile.result().runs) {
+    std::int64_t owned = 0;
+    for (const auto& region : run.regions) owned += region.cpu_time_ns;
+    BOOST_TEST(owned + run.residual_cpu_ns == run.cpu_time_ns);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(scripted_outputs_are_bit_identical_and_removal_leaves_no_region) {
+  torch::manual_seed(4);
+  torch::jit::Module net = net_module();
+  const torch::Tensor x = torch::randn({5, 4});
+  const torch::Tensor before = run_scripted(net, x);
+  {
+    auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
+    regionprof::capture_session capture;
+    BOOST_TEST(torch::equal(run_scripted(handle.module(), x), before));
+    BOOST_TEST(torch::equal(run_scripted(net, x), before));  // the original is untouched
+    // The clone shares the original's tensors (no copy of the weights).
+    BOOST_TEST(handle.module().attr("head").toModule().attr("weight").toTensor().data_ptr() ==
+               net.attr("head").toModule().attr("weight").toTensor().data_ptr());
+    const regionprof::capture_result recorded = capture.stop();
+    // One call: encoder, encoder.linear, encoder.act, shared (twice), holder.inner, head; unused never.
+    BOOST_TEST(adapter_ranges(recorded.data) == 7u);
+  }
+  regionprof::capture_session capture;
+  BOOST_TEST(torch::equal(run_scripted(net, x), before));
+  const regionprof::capture_result recorded = capture.stop();
+  BOOST_TEST(adapter_ranges(recorded.data) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_inside_a_module_closes_its_open_regions) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
+  regionprof::capture_session capture;
+  // encoder.linear's output overflows the assert inside encoder: encoder's exit never runs.
+  BOOST_CHECK_THROW(run_scripted(handle.module(), torch::full({2, 4}, 1e9)), std::exception);
+  run_scripted(handle.module(), torch::randn({2, 4}));
+  const regionprof::capture_result recorded = capture.stop();
+  BOOST_TEST(recorded.stats.unmatched_pops == 0u);
+  BOOST_TEST(recorded.stats.open_at_stop == 0u);
+  const auto counts = range_counts(recorded.data);
+  BOOST_TEST(counts.at("untuned_module:encoder") == 2u);         // closed on the way out, then normal
+  BOOST_TEST(counts.at("untuned_module:encoder.linear") == 2u);
+  BOOST_TEST(counts.at("untuned_module:head") == 1u);            // only the good call got there
+  // The failed call's encoder range ends before the good call's starts: it was closed by the unwind.
+  std::vector<const regionprof::cpu_interval*> encoder;
+  for (const auto& interval : recorded.data.intervals) {
+    if (recorded.data.strings.view(interval.name) == "untuned_module:encoder") encoder.push_back(&interval);
+  }
+  std::sort(encoder.begin(), encoder.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+  BOOST_TEST(encoder[0]->end_ns <= encoder[1]->start_ns);
+}
+
+BOOST_AUTO_TEST_CASE(calls_from_several_threads_each_get_their_spans) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
+  const torch::Tensor x = torch::randn({3, 4});
+  run_scripted(handle.module(), x);  // optimise once before the threads race
+  constexpr int thread_count = 4;
+  constexpr int calls_per_thread = 25;
+  regionprof::capture_session capture;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < thread_count; ++t) {
+    threads.emplace_back([&] {
+      try {
+        for (int i = 0; i < calls_per_thread; ++i) run_scripted(handle.module(), x);
+      } catch (...) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const regionprof::capture_result recorded = capture.stop();
+  BOOST_TEST(failures.load() == 0);
+  BOOST_TEST(recorded.stats.unmatched_pops == 0u);
+  // Per thread: each module's ranges counted once per call, nested ranges inside their parent's.
+  std::map<regionprof::thread_index, std::map<std::string, int>> per_thread;
+  for (const auto& interval : recorded.data.intervals) {
+    ++per_thread[interval.thread][std::string(recorded.data.strings.view(interval.name))];
+  }
+  BOOST_TEST_REQUIRE(per_thread.size() == static_cast<std::size_t>(thread_count));
+  for (const auto& [thread, counts] : per_thread) {
+    BOOST_TEST(counts.at("untuned_module:encoder") == calls_per_thread);
+    BOOST_TEST(counts.at("untuned_module:encoder.linear") == calls_per_thread);
+    BOOST_TEST(counts.at("untuned_module:shared") == 2 * calls_per_thread);
+    BOOST_TEST(counts.at("untuned_module:head") == calls_per_thread);
+  }
+  for (const auto& inner : recorded.data.intervals) {
+    if (recorded.data.strings.view(inner.name) != "untuned_module:encoder.linear") continue;
+    const bool inside_an_encoder = std::any_of(
+        recorded.data.intervals.begin(), recorded.data.intervals.end(), [&](const regionprof::cpu_interval& outer) {
+          return outer.thread == inner.thread && recorded.data.strings.view(outer.name) == "untuned_module:encoder" &&
+                 outer.start_ns <= inner.start_ns && inner.end_ns <= outer.end_ns;
+        });
+    BOOST_TEST(inside_an_encoder);
+  }
+}
+
+// ---- Eager ---------------------------------------------------------------------------------------
+
+namespace {
+
+// A block whose forward carries the macro; in a Sequential it is also wrapped (re-entrant: one span).
+struct BlockImpl : torch::nn::Module {
+  BlockImpl() : linear(register_module("linear", torch::nn::Linear(4, 4))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    REGIONPROF_MODULE_REGION();
+    return torch::relu(linear(x));
+  }
+  torch::nn::Linear linear;
+};
+TORCH_MODULE(Block);
+
+// Calls itself `depth` times: re-entrant calls of one module.
+struct RecursiveImpl : torch::nn::Module {
+  torch::Tensor forward(torch::Tensor x, int depth) {
+    REGIONPROF_MODULE_REGION();
+    return depth == 0 ? x : forward(x + 1, depth - 1);
+  }
+};
+TORCH_MODULE(Recursive);
+
+// Root: embedding via call(), body Sequential(Linear, Block, Block), recursive, head called directly
+// (a built-in module called from custom code without call(): not seen), a ModuleList of blocks.
+struct EagerNetImpl : torch::nn::Module {
+  EagerNetImpl()
+      : embedding(register_module("embedding", torch::nn::Embedding(10, 4))),
+        body(register_module("body", torch::nn::Sequential(torch::nn::Linear(4, 4), Block(), Block()))),
+        recursive(register_module("recursive", Recursive())),
+        list(register_module("list", torch::nn::ModuleList(Block(), Block()))),
+        head(register_module("head", torch::nn::Linear(4, 2))) {}
+
+  torch::Tensor forward(torch::Tensor ids) {
+    torch::Tensor x = rt::call(embedding, ids);
+    x = body->forward(x);
+    x = recursive(x, 3);
+    for (const auto& block : *list) x = block->as<BlockImpl>()->forward(x);
+    return head(x);
+  }
+
+  torch::nn::Embedding embedding;
+  torch::nn::Sequential body;
+  Recursive recursive;
+  torch::nn::ModuleList list;
+  torch::nn::Linear head;
+};
+TORCH_MODULE(EagerNet);
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(eager_sequential_children_macro_and_call_are_regions) {
+  torch::manual_seed(5);
+  EagerNet net;
+  auto handle = rt::instrument(*net);
+  // body (a Sequential called from custom code) and list (no forward) are looked through.
+  const std::vector<std::string> expected{"untuned_module:embedding", "untuned_module:body.0",
+                                          "untuned_module:body.1",    "untuned_module:body.2",
+                                          "untuned_module:recursive", "untuned_module:list.0",
+                                          "untuned_module:list.1",    "untuned_module:head"};
+  BOOST_TEST(region_ids(handle) == expected, boost::test_tools::per_element());
+  BOOST_TEST(handle.module_types().at("untuned_module:body.1") == "Block");
+  BOOST_TEST(handle.module_types().at("untuned_module:body.0") == "Linear");
+  BOOST_CHECK_THROW(handle.module(), std::logic_error);
+
+  const torch::Tensor ids = torch::tensor({1, 2, 3}, torch::kLong);
+  const regionprof::Profile profile = regionprof::profile([&] { net->forward(ids); }, quick_options(handle, 2));
+  // head is called directly from custom code without rt::call: no hook sees it.
+  const std::map<std::string, std::uint64_t> expected_calls{
+      {"untuned_module:embedding", 1}, {"untuned_module:body.0", 1},    {"untuned_module:body.1", 1},
+      {"untuned_module:body.2", 1},    {"untuned_module:recursive", 1}, {"untuned_module:list.0", 1},
+      {"untuned_module:list.1", 1}};
+  for (const auto& calls : calls_per_run(profile)) BOOST_TEST(calls == expected_calls);
+  // Re-entrancy: Block is wrapped and carries the macro, Recursive calls itself three times: one span
+  // per outer call (the warm-up call included), never nested copies.
+  const auto counts = range_counts(profile.source());
+  BOOST_TEST(counts.at("untuned_module:body.1") == 3u);
+  BOOST_TEST(counts.at("untuned_module:recursive") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(eager_removal_restores_the_sequential_and_emits_nothing) {
+  torch::manual_seed(6);
+  EagerNet net;
+  const torch::Tensor ids = torch::tensor({4, 5}, torch::kLong);
+  const torch::Tensor before = net->forward(ids);
+  {
+    auto handle = rt::instrument(*net);
+    // While wrapped, untyped access still gives the original child; typed access reports the wrapper.
+    BOOST_TEST(dynamic_cast<BlockImpl*>(net->body->ptr(1).get()) != nullptr);
+    BOOST_TEST(bool((net->body->begin() + 1)->type_info() != typeid(BlockImpl)));
+    BOOST_CHECK_THROW(net->body->at<BlockImpl>(1), c10::Error);
+    BOOST_TEST(torch::equal(net->forward(ids), before));
+    handle.remove();
+    handle.remove();  // idempotent
+  }
+  BOOST_TEST(net->body->at<BlockImpl>(1).linear.get() != nullptr);  // typed access works again
+  BOOST_TEST(bool(net->body->begin()->type_info() == typeid(torch::nn::LinearImpl)));
+  regionprof::capture_session capture;
+  BOOST_TEST(torch::equal(net->forward(ids), before));
+  const regionprof::capture_result recorded = capture.stop();
+  BOOST_TEST(adapter_ranges(recorded.data) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(eager_every_level_and_tuned) {
+  EagerNet net;
+  auto handle = rt::instrument(*net, {.tuned = {{"body.1", "fast_block"}}, .every_level = true});
+  const std::vector<std::string> expected{
+      "untuned_module:embedding",   "untuned_module:body.0",     "aot_module:fast_block",
+      "untuned_module:body.1.linear", "untuned_module:body.2",   "untuned_module:body.2.linear",
+      "untuned_module:recursive",   "untuned_module:list.0",     "untuned_module:list.0.linear",
+      "untuned_module:list.1",      "untuned_module:list.1.linear", "untuned_module:head"};
+  BOOST_TEST(region_ids(handle) == expected, boost::test_tools::per_element());
+  const torch::Tensor ids = torch::tensor({1}, torch::kLong);
+  const regionprof::Profile profile = regionprof::profile([&] { net->forward(ids); }, quick_options(handle, 1));
+  const auto calls = calls_per_run(profile).at(0);
+  BOOST_TEST(calls.at("aot_module:fast_block") == 1u);
+  BOOST_TEST(calls.count("untuned_module:body.1.linear") == 0u);  // a Linear called from Block: not seen
+}
+
+BOOST_AUTO_TEST_SUITE_END()
