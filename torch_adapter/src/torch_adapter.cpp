@@ -12,9 +12,7 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/script.h>
 
-#include <algorithm>
 #include <cstddef>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
