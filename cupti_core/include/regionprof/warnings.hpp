@@ -22,6 +22,7 @@ enum class warning_code : std::uint8_t {
   nvtx_tool_conflict = 10,
   dropped_device_records = 11,
   dropped_host_records = 12,
+  cupti_overhead = 13,  ///< CUPTI's own time (OVERHEAD records), by kind: informs, loses nothing
 };
 
 /// Which part of regionprof raised a warning.

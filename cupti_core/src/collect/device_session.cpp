@@ -1,25 +1,172 @@
-// Placeholder until the CUPTI collector lands (issue 5): no device tracing, said in the report.
+// The CUPTI-backed device session (DESIGN.md, Device side; One clock).
 #include "regionprof/device_session.hpp"
 
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <stdexcept>
+
+#include "collect/activity_backend.hpp"
+#include "collect/activity_decoder.hpp"
+#include "collect/buffer_pool.hpp"
+#include "collect/clock_fit.hpp"
+#include "collect/collector.hpp"
+
 namespace regionprof {
+namespace collect {
 namespace {
 
-class unavailable_session final : public device_session {
+/// Within this, a sample shows CUPTI's clock to be ours already (the timestamp callback took).
+constexpr std::int64_t same_clock_tolerance_ns = 1'000'000;
+
+std::int64_t distance(const clock_sample& sample) {
+  const std::int64_t difference = static_cast<std::int64_t>(sample.cupti_ns) - sample.monotonic_ns;
+  return difference < 0 ? -difference : difference;
+}
+
+class cupti_session final : public device_session {
  public:
-  bool available() const override { return false; }
-  std::string unavailable_reason() const override { return "this build has no CUPTI collector yet"; }
-  void start() override {}
-  void synchronize() override {}
-  void stop(trace& out) override {
-    out.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
-                            "device tracing unavailable: " + unavailable_reason() + "; the profile is CPU-only"});
+  cupti_session(const device_options& options, std::unique_ptr<activity_backend> backend)
+      : options_(options), backend_(std::move(backend)), status_(backend_->probe()) {}
+
+  ~cupti_session() override {
+    if (!collecting_) return;
+    try {
+      backend_->disable();
+      (void)backend_->flush();
+      backend_->release();
+    } catch (...) {
+      // A destructor never throws; what was collected is discarded with the session.
+    }
+    (void)buffer_pool::instance().detach();
   }
+
+  bool available() const override { return status_.ok(); }
+  std::string unavailable_reason() const override { return status_.message; }
+
+  void start() override {
+    if (collecting_ || !status_.ok()) return;
+    std::size_t buffer_bytes = (options_.buffer_bytes + 7) / 8 * 8;  // CUPTI wants 8-byte multiples
+    if (buffer_bytes == 0) {
+      throw std::runtime_error("regionprof: device_options::buffer_bytes is 0; use the default 4 MiB "
+                               "(CUPTI recommends 1 to 10 MiB)");
+    }
+    if (options_.max_buffer_bytes < buffer_bytes) {
+      throw std::runtime_error("regionprof: device_options::max_buffer_bytes (" +
+                               std::to_string(options_.max_buffer_bytes) + ") holds no buffer of buffer_bytes (" +
+                               std::to_string(buffer_bytes) + "); raise it (default 256 MiB)");
+    }
+    const std::size_t buffer_count = options_.max_buffer_bytes / buffer_bytes;
+    buffer_pool& pool = buffer_pool::instance();
+    bool attached = false;
+    try {
+      attached = pool.attach(buffer_bytes, buffer_count);
+    } catch (const std::bad_alloc&) {
+      throw std::runtime_error("regionprof: cannot map " + std::to_string(buffer_bytes * buffer_count) +
+                               " bytes of CUPTI activity buffers; lower device_options::max_buffer_bytes");
+    }
+    if (!attached) {
+      status_ = {backend_failure::subscriber_conflict,
+                 "another regionprof device session is already collecting in this process (CUPTI serves one)"};
+      return;
+    }
+    backend_status enabled = backend_->enable(options_.synchronization_records);
+    if (!enabled.ok()) {
+      (void)pool.detach();
+      status_ = std::move(enabled);
+      return;
+    }
+    start_clock_ = sample_clocks(*backend_);
+    collecting_ = true;
+  }
+
+  void synchronize() override {
+    if (collecting_) backend_->synchronize_device();
+  }
+
+  void stop(trace& out) override {
+    if (!collecting_) {
+      if (!status_.ok() && !reported_) {
+        reported_ = true;
+        const bool conflict = status_.failure == backend_failure::subscriber_conflict;
+        out.warnings.push_back({conflict ? warning_code::cupti_subscriber_conflict
+                                         : warning_code::device_tracing_unavailable,
+                                warning_source::cupti,
+                                std::string(conflict ? "device tracing off: " : "device tracing unavailable: ") +
+                                    status_.message + "; the profile is CPU-only"});
+      }
+      return;
+    }
+    collecting_ = false;
+    // Wait for launched work, stop producing records, then collect every buffer (records are converted
+    // to our clock up to the flush, so the clock is restored only after it).
+    backend_->synchronize_device();
+    backend_->disable();
+    const backend_status flushed = backend_->flush();
+    collection_stats stats;
+    stats.dropped_records = backend_->take_dropped_records();
+    const std::optional<clock_sample> stop_clock = sample_clocks(*backend_);
+    backend_->release();
+    pool_harvest harvest = buffer_pool::instance().detach();
+    stats.refused_requests = harvest.refused_requests;
+    stats.buffer_bytes = harvest.buffer_bytes;
+    stats.buffer_count = harvest.buffer_count;
+    stats.outstanding_buffers = harvest.outstanding;
+    if (!flushed.ok()) stats.flush_error = flushed.message;
+
+    // One clock: identity when CUPTI stamps monotonic_now_ns() (the samples agree), else the line through
+    // the start and stop pairings.
+    clock_map clock;
+    bool clock_known = true;
+    if (start_clock_ && stop_clock) {
+      if (distance(*start_clock_) > same_clock_tolerance_ns || distance(*stop_clock) > same_clock_tolerance_ns) {
+        clock = clock_map::fit(*start_clock_, *stop_clock);
+      }
+    } else if (start_clock_ || stop_clock) {
+      const clock_sample& only = start_clock_ ? *start_clock_ : *stop_clock;
+      if (distance(only) > same_clock_tolerance_ns) clock = clock_map::offset(only);
+    } else {
+      clock_known = backend_->timestamps_are_monotonic();
+    }
+
+    activity_decoder decoder(*backend_);
+    for (const completed_buffer& buffer : harvest.completed) decoder.decode_buffer(buffer.data, buffer.valid_bytes);
+    decoder.append_to(out, clock);
+    out.device_tracing = true;
+    for (warning& item : collection_warnings(decoder.counts(), decoder.overheads(), stats)) {
+      out.warnings.push_back(std::move(item));
+    }
+    if (!clock_known) {
+      out.warnings.push_back({warning_code::clock_anomaly, warning_source::cupti,
+                              "CUPTI refused regionprof's clock and its own could not be read "
+                              "(cuptiGetTimestamp failed): device times may be offset from CPU times"});
+    }
+  }
+
+ private:
+  device_options options_;
+  std::unique_ptr<activity_backend> backend_;
+  backend_status status_;
+  bool collecting_ = false;
+  bool reported_ = false;  // the unavailability warning was added once
+  std::optional<clock_sample> start_clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<device_session> make_device_session(const device_options&) {
-  return std::make_unique<unavailable_session>();
+std::unique_ptr<device_session> make_device_session(const device_options& options,
+                                                    std::unique_ptr<activity_backend> backend) {
+  return std::make_unique<cupti_session>(options, std::move(backend));
+}
+
+std::unique_ptr<device_session> make_injected_device_session(const device_options& options) {
+  return make_device_session(options, make_cupti_backend(driver_probe::injected));
+}
+
+}  // namespace collect
+
+std::unique_ptr<device_session> make_device_session(const device_options& options) {
+  return collect::make_device_session(options, collect::make_cupti_backend(collect::driver_probe::initialize));
 }
 
 }  // namespace regionprof

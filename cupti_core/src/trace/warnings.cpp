@@ -17,6 +17,7 @@ std::string_view to_string(warning_code code) noexcept {
     case warning_code::nvtx_tool_conflict: return "NVTX_TOOL_CONFLICT";
     case warning_code::dropped_device_records: return "DROPPED_DEVICE_RECORDS";
     case warning_code::dropped_host_records: return "DROPPED_HOST_RECORDS";
+    case warning_code::cupti_overhead: return "CUPTI_OVERHEAD";
   }
   return "UNKNOWN";
 }

@@ -1,0 +1,135 @@
+// Decoding CUPTI activity records into trace events.
+//
+// Buffers are walked with CUPTI's walker through the backend (the same path for CUPTI's buffers and for
+// buffers built by tests). Each record is copied out at once (kernel names demangled and interned), so
+// buffers can be released after the walk. append_to() then maps CUPTI time onto the one clock and adds
+// device ops, API calls as CPU intervals on their threads, and synchronization records as ranges under
+// their API call. What cannot be used is counted, and collection_warnings() reports it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "collect/activity_backend.hpp"
+#include "collect/clock_fit.hpp"
+#include "regionprof/trace.hpp"
+#include "regionprof/warnings.hpp"
+
+namespace regionprof::collect {
+
+/// What the decoder saw, by record kind, and what it could not use.
+struct decode_counts {
+  std::uint64_t records = 0;           ///< records walked
+  std::uint64_t record_bytes = 0;      ///< their bytes (for the buffer-size suggestion)
+  std::uint64_t kernels = 0;
+  std::uint64_t memcpys = 0;
+  std::uint64_t memsets = 0;
+  std::uint64_t runtime_calls = 0;
+  std::uint64_t driver_calls = 0;
+  std::uint64_t synchronizations = 0;
+  std::uint64_t overheads = 0;
+  std::uint64_t untimed = 0;           ///< records without valid timestamps, skipped
+  std::map<std::uint32_t, std::uint64_t> skipped_kinds;  ///< kinds regionprof does not decode -> count
+  std::uint64_t cut_buffers = 0;       ///< buffers whose walk ended early (truncated or invalid record)
+  std::uint64_t unread_bytes = 0;      ///< bytes those walks could not read
+  std::vector<std::string> walk_errors;
+  std::uint64_t orphan_synchronizations = 0;  ///< sync records whose API call was not recorded (skipped)
+};
+
+/// CUPTI's own overhead of one kind (OVERHEAD records).
+struct overhead_total {
+  std::uint64_t count = 0;
+  std::uint64_t ns = 0;
+};
+
+/// How the session's buffers fared (from the pool and CUPTI), for the warnings.
+struct collection_stats {
+  std::uint64_t dropped_records = 0;    ///< cuptiActivityGetNumDroppedRecords
+  std::uint64_t refused_requests = 0;   ///< buffer requests the full pool could not serve
+  std::size_t buffer_bytes = 0;
+  std::size_t buffer_count = 0;
+  std::size_t outstanding_buffers = 0;  ///< buffers CUPTI never returned
+  std::string flush_error;              ///< cuptiActivityFlushAll's failure, if any
+};
+
+class activity_decoder {
+ public:
+  explicit activity_decoder(const activity_backend& backend);
+
+  /// Walks one completed buffer and decodes every record in it.
+  void decode_buffer(const std::uint8_t* data, std::size_t valid_bytes);
+  /// Decodes one record; kinds regionprof does not decode are counted and skipped.
+  void decode(const activity_record& record);
+
+  /// Appends the decoded activity to `out` with CUPTI times mapped by `clock`. A driver call whose
+  /// correlation id a runtime call also carries (a driver call made by the runtime) keeps its interval
+  /// but gives up the id, so each launch has one owner.
+  void append_to(trace& out, const clock_map& clock);
+
+  const decode_counts& counts() const noexcept { return counts_; }
+  const std::map<std::uint32_t, overhead_total>& overheads() const noexcept { return overheads_; }
+
+ private:
+  struct api_call {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint32_t pid = 0;
+    std::uint32_t tid = 0;
+    std::uint32_t correlation = 0;
+    std::uint32_t cbid = 0;
+    interval_kind kind = interval_kind::runtime_api;
+  };
+  struct device_work {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t name = 0;  ///< index into names_
+    std::uint32_t correlation = 0;
+    std::uint32_t stream = 0;
+    std::uint32_t device = 0;
+    device_op_kind kind = device_op_kind::kernel;
+  };
+  struct synchronization {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint32_t correlation = 0;
+    std::uint32_t type = 0;
+  };
+
+  std::uint32_t name_index(const std::string& name);
+  std::uint32_t kernel_name(const char* mangled);
+
+  const activity_backend& backend_;
+  decode_counts counts_;
+  std::map<std::uint32_t, overhead_total> overheads_;
+  std::vector<api_call> calls_;
+  std::vector<device_work> work_;
+  std::vector<synchronization> synchronizations_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_indices_;
+  std::unordered_map<const char*, std::uint32_t> kernel_names_;  // CUPTI shares one name per kernel
+};
+
+/// Kineto's names, so imported and recorded traces group alike: "Memcpy HtoD (Pageable -> Device)".
+std::string memcpy_name(std::uint32_t copy_kind, std::uint32_t source_kind, std::uint32_t destination_kind);
+/// "Memset (Device)".
+std::string memset_name(std::uint32_t memory_kind);
+/// "Stream Sync", "Context Sync", "Event Sync", "Stream Wait Event".
+std::string synchronization_name(std::uint32_t type);
+/// "CUPTI buffer flush", "driver compiler", ... for CUpti_ActivityOverheadKind.
+std::string overhead_name(std::uint32_t overhead_kind);
+/// "CONTEXT", "NAME", ... for a CUpti_ActivityKind ("kind 99" when unknown).
+std::string activity_kind_name(std::uint32_t kind);
+
+/// The warnings for what the collection lost or cost: DROPPED_DEVICE_RECORDS (with the buffer size that
+/// would have sufficed), and CUPTI_OVERHEAD (CUPTI's own time by kind).
+std::vector<warning> collection_warnings(const decode_counts& counts,
+                                         const std::map<std::uint32_t, overhead_total>& overheads,
+                                         const collection_stats& stats);
+
+}  // namespace regionprof::collect

@@ -1,0 +1,69 @@
+// The one place regionprof names CUPTI's versioned activity record structs.
+//
+// CUPTI writes each record kind in the newest layout of the library that is loaded; the names below are
+// those of the CUDA 13 headers regionprof is built against. The fields regionprof reads sit at the same
+// offsets in CUPTI 12's layouts (Kernel9, Memcpy5, Memset3, Overhead2, Synchronization), which the
+// static_asserts below check, so a libcupti.so.12 found at run time decodes correctly too. Only
+// Overhead3::overheadData is new in CUPTI 13 and is read only from a CUPTI 13 library.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstddef>
+
+namespace regionprof::collect {
+
+using activity_record = CUpti_Activity;                          ///< common head: `kind`
+using kernel_record = CUpti_ActivityKernel10;                    ///< CONCURRENT_KERNEL (and KERNEL)
+using memcpy_record = CUpti_ActivityMemcpy6;                     ///< MEMCPY
+using memset_record = CUpti_ActivityMemset4;                     ///< MEMSET
+using api_record = CUpti_ActivityAPI;                            ///< RUNTIME and DRIVER
+using synchronization_record = CUpti_ActivitySynchronization2;   ///< SYNCHRONIZATION
+using overhead_record = CUpti_ActivityOverhead3;                 ///< OVERHEAD
+
+/// CUPTI major version whose layouts the aliases above are.
+inline constexpr unsigned built_cupti_major = CUPTI_API_VERSION / 10000;
+static_assert(CUPTI_API_VERSION >= 130000, "regionprof decodes CUPTI 13 records: build with the CUDA 13 toolkit");
+
+// Every record is 8-byte aligned and a multiple of 8 bytes long (PACKED_ALIGNMENT); tests rely on it
+// when they lay records end to end in a buffer.
+static_assert(sizeof(kernel_record) % 8 == 0 && sizeof(memcpy_record) % 8 == 0 &&
+              sizeof(memset_record) % 8 == 0 && sizeof(api_record) % 8 == 0 &&
+              sizeof(synchronization_record) % 8 == 0 && sizeof(overhead_record) % 8 == 0);
+
+#define REGIONPROF_SAME_OFFSET(older, newer, field) \
+  static_assert(offsetof(older, field) == offsetof(newer, field), #field " moved between " #older " and " #newer)
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, start);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, end);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, deviceId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, streamId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, correlationId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, name);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, copyKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, srcKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, dstKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, bytes);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, start);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, end);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, deviceId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, streamId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, correlationId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, bytes);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, start);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, end);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, deviceId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, streamId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, correlationId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, memoryKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityOverhead2, overhead_record, overheadKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityOverhead2, overhead_record, objectKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityOverhead2, overhead_record, start);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityOverhead2, overhead_record, end);
+REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, type);
+REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, start);
+REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, end);
+REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, correlationId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, streamId);
+#undef REGIONPROF_SAME_OFFSET
+
+}  // namespace regionprof::collect
