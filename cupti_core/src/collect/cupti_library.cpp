@@ -197,7 +197,7 @@ const driver_library& process_driver() {
     driver_library loaded;
     void* handle = dlopen("libcuda.so.1", open_flags);
     if (handle == nullptr) {
-      loaded.error = "no CUDA driver (libcuda.so.1: " + last_dl_error() + ")";
+      loaded.error = "no CUDA driver (" + last_dl_error() + ")";  // dlerror names libcuda.so.1
       return loaded;
     }
     driver_functions& fn = loaded.fn;
