@@ -1,0 +1,294 @@
+// libregionprof_inject.so: what `regionprof run` loads into the program it profiles.
+//
+// NVTX loads it through NVTX_INJECTION64_PATH and calls InitializeInjectionNvtx2 (the NVTX capture tool
+// of nvtx_regions, compiled in); the CUDA driver loads it through CUDA_INJECTION64_PATH and calls
+// InitializeInjection from cuInit, where CUPTI collection starts. Both load the same file, so there is
+// one state. Recording starts when the library is loaded (the program's first NVTX call or cuInit); the
+// profile is written when the program exits normally (atexit), configured by inject_env.hpp's variables.
+//
+// What a crash leaves: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, and on SIGINT, SIGTERM or SIGHUP
+// when the program left them at their default action, the library writes what was recorded so far (the
+// runs completed before the signal; device activity only for SIGINT/SIGTERM/SIGHUP, as a fault handler
+// never calls into CUPTI), then re-raises the signal, so the program ends as it would have. A watchdog
+// (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
+//
+// It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`. Only the process
+// `regionprof run` started writes (REGIONPROF_TARGET_PID): children that inherit the environment do not.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "arguments.hpp"
+#include "collect/collector.hpp"
+#include "inject_env.hpp"
+#include "regionprof/capture.hpp"
+#include "regionprof/device_session.hpp"
+#include "regionprof/profile.hpp"
+#include "report_options.hpp"
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void);
+
+namespace regionprof::cli {
+namespace {
+
+/// What the profile is written with (from the environment, read when the library loads).
+struct settings {
+  analysis_options analysis;
+  std::size_t warmup_runs = 0;
+  std::string json_path;
+  std::optional<std::string> markdown_path;
+  std::optional<std::string> trace_path;
+  device_options device;
+};
+
+/// The library's one state. Leaked on purpose: the exit handler may run after static destructors.
+struct injected {
+  pid_t pid = 0;
+  bool active = false;
+  settings config;
+  std::unique_ptr<capture_session> capture;
+  std::unique_ptr<device_session> device;
+  std::atomic<bool> device_started{false};  // InitializeInjection ran
+  std::atomic<bool> device_ready{false};    // `device` is set (published after it)
+  std::atomic<bool> written{false};         // the profile was written (or is being written)
+  std::atomic<int> fatal_signal{0};
+};
+
+injected& state() {
+  static injected* const instance = new injected;
+  return *instance;
+}
+
+void complain(const std::string& message) { std::fprintf(stderr, "regionprof: %s\n", message.c_str()); }
+
+std::optional<std::string> environment(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || value[0] == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+/// An absolute path: the program may change its directory before it exits.
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  char buffer[4096];
+  if (getcwd(buffer, sizeof buffer) == nullptr) return path;
+  return std::string(buffer) + "/" + path;
+}
+
+/// The rules through the CLI's own flag parser, so `run` and `analyze` read them alike.
+settings read_settings() {
+  std::vector<std::string> words;
+  if (auto marker = environment(inject_env::run_marker)) words.insert(words.end(), {"--run-marker", *marker});
+  if (auto regions = environment(inject_env::regions)) {
+    std::istringstream lines(*regions);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) words.insert(words.end(), {"--region", line});
+    }
+  }
+  if (environment(inject_env::cross_thread).value_or("0") == "1") words.emplace_back("--cross-thread");
+  if (auto limit = environment(inject_env::row_limit)) words.insert(words.end(), {"--row-limit", *limit});
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  arguments args(argv);
+  report_options parsed;
+  while (!args.done()) {
+    if (!parse_report_flag(args, parsed)) throw usage_error("unexpected setting '" + std::string(args.peek()) + "'");
+  }
+  settings config;
+  config.analysis = parsed.analysis;
+  if (auto warmup = environment(inject_env::warmup_runs)) {
+    config.warmup_runs = parse_count(inject_env::warmup_runs, *warmup, 0, 1'000'000);
+  }
+  config.analysis.skip_runs = config.warmup_runs;
+  config.json_path = absolute(environment(inject_env::output).value_or("profile.json"));
+  if (auto path = environment(inject_env::markdown)) config.markdown_path = absolute(*path);
+  if (auto path = environment(inject_env::trace)) config.trace_path = absolute(*path);
+  if (auto megabytes = environment(inject_env::device_buffer_mb)) {
+    config.device.max_buffer_bytes = parse_count(inject_env::device_buffer_mb, *megabytes, 4, 1 << 20) << 20;
+  }
+  config.device.synchronization_records = environment(inject_env::sync_records).value_or("0") == "1";
+  return config;
+}
+
+/// The program's command line, for the report's `target`.
+std::vector<std::string> command_line() {
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\0', start);
+    words.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return words;
+}
+
+/// True when NVTX_INJECTION64_PATH names this very library (then an unattached capture tool only means
+/// that the program made no NVTX call, not that another tool took NVTX).
+bool nvtx_path_is_this_library() {
+  const auto path = environment("NVTX_INJECTION64_PATH");
+  Dl_info self{};
+  if (!path || dladdr(reinterpret_cast<void*>(&InitializeInjection), &self) == 0 || self.dli_fname == nullptr) {
+    return false;
+  }
+  struct stat a {};
+  struct stat b {};
+  return stat(path->c_str(), &a) == 0 && stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/// Writes the profile of what was recorded. `signal_number` 0: a normal exit. Never throws.
+void write_profile(int signal_number) noexcept {
+  injected& s = state();
+  if (!s.active || getpid() != s.pid || s.written.exchange(true)) return;
+  try {
+    capture_result captured = s.capture->stop();
+    trace t = std::move(captured.data);
+    if (!captured.stats.tool_attached && nvtx_path_is_this_library()) {
+      // Not a conflict: the program simply made no NVTX call (so there are no runs; the analysis says so).
+      std::erase_if(t.warnings, [](const warning& w) { return w.code == warning_code::nvtx_tool_conflict; });
+    }
+    const bool faulted = signal_number != 0 && signal_number != SIGINT && signal_number != SIGTERM &&
+                         signal_number != SIGHUP;
+    const bool device_ready = s.device_ready.load(std::memory_order_acquire);
+    if (!s.device_started.load()) {
+      t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
+                            "device tracing unavailable: the program never initialised CUDA (no cuInit), so "
+                            "there was no device activity to record; the profile is CPU-only"});
+    } else if (!device_ready) {
+      t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
+                            "device tracing unavailable: it could not be started (the reason was printed to "
+                            "stderr); the profile is CPU-only"});
+    } else if (!faulted) {
+      s.device->stop(t);
+    } else {
+      t.warnings.push_back({warning_code::dropped_device_records, warning_source::cupti,
+                            "the program died of signal " + std::to_string(signal_number) +
+                                ": device activity was not collected (a fault handler never calls into CUPTI)"});
+    }
+    boost::json::object target{{"command", boost::json::value_from(command_line())}, {"pid", s.pid}};
+    if (signal_number != 0) {
+      const char* name = sigabbrev_np(signal_number);
+      target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
+    }
+    t.target_type = "process";
+    t.target_extra_json = boost::json::serialize(target);
+    const report_context context{s.config.warmup_runs, 0, false, {}};
+    const Profile profile(std::move(t), s.config.analysis, context);
+    profile.write_json(s.config.json_path);
+    if (s.config.markdown_path) profile.write_markdown(*s.config.markdown_path);
+    if (s.config.trace_path) profile.write_trace(*s.config.trace_path);
+    if (signal_number != 0) {
+      complain("the program got signal " + std::to_string(signal_number) + "; what was recorded until then is in " +
+               s.config.json_path);
+    }
+  } catch (const std::exception& e) {
+    complain(std::string("could not write the profile: ") + e.what());
+  } catch (...) {
+    complain("could not write the profile");
+  }
+}
+
+void write_at_exit() { write_profile(0); }
+
+/// Ends the process with the signal it got when writing takes too long (a lock held by the faulting code).
+void on_watchdog(int) {
+  const int signal_number = state().fatal_signal.load();
+  ::signal(signal_number, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal_number);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(signal_number);
+  _exit(128 + signal_number);
+}
+
+/// Installed with SA_RESETHAND | SA_NODEFER: the disposition is the default again inside, so the raise at
+/// the end (or a second fault) ends the process as the signal would have.
+void on_fatal_signal(int signal_number) {
+  state().fatal_signal.store(signal_number);
+  struct sigaction watchdog {};
+  watchdog.sa_handler = on_watchdog;
+  sigaction(SIGALRM, &watchdog, nullptr);
+  alarm(10);
+  write_profile(signal_number);
+  alarm(0);
+  raise(signal_number);
+}
+
+void install_signal_handlers() {
+  for (const int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction current {};
+    if (sigaction(signal_number, nullptr, &current) != 0) continue;
+    const bool default_action = (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL;
+    if (!default_action) continue;  // the program handles it: leave it alone
+    struct sigaction handler {};
+    handler.sa_handler = on_fatal_signal;
+    handler.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&handler.sa_mask);
+    sigaction(signal_number, &handler, nullptr);
+  }
+}
+
+/// Runs when the library is loaded (by NVTX or by the CUDA driver, whichever comes first).
+bool start() noexcept {
+  injected& s = state();
+  s.pid = getpid();
+  if (auto target = environment(inject_env::target_pid); target && *target != std::to_string(s.pid)) {
+    return false;  // a child of the profiled program: not profiled
+  }
+  try {
+    s.config = read_settings();
+    s.capture = std::make_unique<capture_session>();
+  } catch (const std::exception& e) {
+    complain(std::string("profiling is off in this process: ") + e.what());
+    return false;
+  }
+  s.active = true;
+  std::atexit(write_at_exit);
+  install_signal_handlers();
+  return true;
+}
+
+[[maybe_unused]] const bool started = start();
+
+}  // namespace
+}  // namespace regionprof::cli
+
+/// CUDA_INJECTION64_PATH: the driver calls this from cuInit. Device collection starts here, before any
+/// kernel, with its buffers allocated. Returns 1 (success) whatever happens: the program must run on.
+extern "C" int InitializeInjection(void) {
+  using namespace regionprof;
+  cli::injected& s = cli::state();
+  if (!s.active || s.device_started.exchange(true)) return 1;
+  try {
+    // Inside cuInit: the session checks that libcuda is loaded but calls no driver function to probe.
+    std::unique_ptr<device_session> device = collect::make_injected_device_session(s.config.device);
+    device->start();
+    s.device = std::move(device);
+    s.device_ready.store(true, std::memory_order_release);
+  } catch (const std::exception& e) {
+    cli::complain(std::string("device tracing not started: ") + e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,20 @@
+// The environment through which `regionprof run` configures libregionprof_inject.so in the program it
+// starts (README: "regionprof run and device tracing"). Set them by hand to use the library without
+// the CLI: NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH naming it, and these.
+#pragma once
+
+namespace regionprof::cli::inject_env {
+
+inline constexpr const char* output = "REGIONPROF_OUTPUT";              ///< JSON profile (default profile.json)
+inline constexpr const char* markdown = "REGIONPROF_MARKDOWN";          ///< Markdown report, when set
+inline constexpr const char* trace = "REGIONPROF_TRACE";                ///< Chrome trace, when set
+inline constexpr const char* run_marker = "REGIONPROF_RUN_MARKER";      ///< --run-marker REGEX
+inline constexpr const char* regions = "REGIONPROF_REGIONS";            ///< --region REGEX[=KIND], one per line
+inline constexpr const char* cross_thread = "REGIONPROF_CROSS_THREAD";  ///< "1": --cross-thread
+inline constexpr const char* row_limit = "REGIONPROF_ROW_LIMIT";        ///< --row-limit N
+inline constexpr const char* warmup_runs = "REGIONPROF_WARMUP_RUNS";    ///< --warmup-runs N
+inline constexpr const char* device_buffer_mb = "REGIONPROF_DEVICE_BUFFER_MB";  ///< cap of CUPTI buffers (MiB)
+inline constexpr const char* sync_records = "REGIONPROF_SYNC_RECORDS";  ///< "1": CUPTI synchronization records
+inline constexpr const char* target_pid = "REGIONPROF_TARGET_PID";      ///< profile this process only
+
+}  // namespace regionprof::cli::inject_env

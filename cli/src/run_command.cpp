@@ -1,0 +1,381 @@
+// `regionprof run`: profiles an unmodified program from outside. Starts it with regionprof's injection
+// library named by NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH (see cli/inject/inject.cpp), waits,
+// passes its exit status through, and reports.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "../inject/inject_env.hpp"
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "report_options.hpp"
+
+#ifndef REGIONPROF_INSTALL_LIBDIR
+#define REGIONPROF_INSTALL_LIBDIR "/usr/local/lib"
+#endif
+
+namespace regionprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* library_name = "libregionprof_inject.so";
+
+constexpr std::string_view run_usage =
+    "regionprof run [--run-marker REGEX] [--region REGEX[=KIND]]... [--cross-thread] [--warmup-runs N]\n"
+    "                      [--row-limit N] [-o OUT.json] [--markdown OUT.md] [--trace OUT.json]\n"
+    "                      [--] PROGRAM [ARGS...]";
+
+void print_help(std::ostream& out) {
+  out << "usage: " << run_usage << "\n\n"
+      << R"(Runs PROGRAM (searched in PATH) with regionprof loaded into it and reports, for every run, the
+CPU time and device time each region owned and the residual no region owned. The program needs no
+change: its NVTX ranges are the runs and regions (NVTX_INJECTION64_PATH), and with a GPU its kernels,
+copies and memsets are traced through CUPTI from its first CUDA call (CUDA_INJECTION64_PATH).
+
+Runs are the ranges matching --run-marker; the first N of them (--warmup-runs) are discarded. A
+program without run markers is one run, and a NO_RUN_MARKERS warning says so. Without a GPU, a CUDA
+driver or CUPTI the profile is CPU-only and a DEVICE_TRACING_UNAVAILABLE warning says why.
+
+)" << report_flags_help()
+      << R"(  --warmup-runs N       Discard the first N runs (default 0).
+  -h, --help            Show this help.
+
+Outputs: the JSON profile is always written (-o, default profile.json). When neither -o nor
+--markdown is given, the Markdown report is printed to standard output after the program has
+exited, so the program's own output comes first and stays intact. A one-line summary goes to
+standard error. Paths are relative to the directory regionprof was started in.
+
+The program's standard output, standard error and exit status are its own: regionprof exits with
+the program's status (128 + N when it was killed by signal N). A program that crashes leaves what was
+recorded until then (runs completed before the crash). Ctrl-C reaches the program, which ends as it
+would have; its profile so far is written.
+
+Exit status: the program's; 127 when PROGRAM cannot be found, 126 when it cannot be run; 1 when
+regionprof cannot prepare the run (its injection library is missing, an output directory does not
+exist); 2 for a usage error (nothing is run).
+
+Environment: REGIONPROF_INJECT_PATH names the injection library (default ../lib/libregionprof_inject.so
+next to this executable, then the installed one); REGIONPROF_DEVICE_BUFFER_MB caps CUPTI's activity
+buffers (default 256); REGIONPROF_SYNC_RECORDS=1 also records CUDA synchronization; REGIONPROF_CUPTI_PATH
+names libcupti.
+
+Examples:
+  regionprof run --run-marker step --region 'layer_(.*)=layer' -- build/bin/nvtx_app
+  regionprof run --run-marker step --region '(upload|compute|graph|late_kernel)=stage' \
+      --warmup-runs 1 -o pipeline.json --markdown pipeline.md -- build/bin/cuda_pipeline
+)";
+}
+
+/// What `run` was asked for.
+struct run_request {
+  report_options report;
+  std::optional<std::string> run_marker;
+  std::vector<std::string> regions;
+  bool cross_thread = false;
+  std::optional<std::string> row_limit;
+  std::size_t warmup_runs = 0;
+  std::vector<std::string> program;
+};
+
+/// Parses `words` as shared report flags, so `run` validates and reads them exactly as `analyze` does.
+void parse_as_report_flags(std::vector<std::string> words, report_options& options) {
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  arguments args(argv);
+  while (!args.done()) (void)parse_report_flag(args, options);
+}
+
+run_request parse(std::span<char* const> argv, bool& help) {
+  arguments args(argv);
+  run_request request;
+  while (!args.done()) {
+    const std::string_view arg = args.peek();
+    if (arg == "--") {
+      args.take();
+      break;
+    }
+    if (arg.empty() || arg.front() != '-') break;  // PROGRAM
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      return request;
+    }
+    if (auto value = args.value_of("--run-marker")) {
+      parse_as_report_flags({"--run-marker", *value}, request.report);
+      request.run_marker = std::move(*value);
+    } else if (auto region = args.value_of("--region")) {
+      if (region->find('\n') != std::string::npos) throw usage_error("option --region: REGEX must be one line");
+      parse_as_report_flags({"--region", *region}, request.report);
+      request.regions.push_back(std::move(*region));
+    } else if (args.switch_of("--cross-thread")) {
+      request.cross_thread = true;
+      request.report.analysis.cross_thread = true;
+    } else if (auto limit = args.value_of("--row-limit")) {
+      parse_as_report_flags({"--row-limit", *limit}, request.report);
+      request.row_limit = std::move(*limit);
+    } else if (auto warmup = args.value_of("--warmup-runs")) {
+      request.warmup_runs = parse_count("--warmup-runs", *warmup, 0, 1'000'000);
+    } else if (!parse_report_flag(args, request.report)) {
+      throw usage_error("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  while (!args.done()) request.program.emplace_back(args.take());
+  if (request.program.empty()) throw usage_error("missing PROGRAM to run");
+  return request;
+}
+
+/// The injection library: REGIONPROF_INJECT_PATH, else next to this executable, else the installed one.
+std::string find_injection_library() {
+  if (const char* path = std::getenv("REGIONPROF_INJECT_PATH"); path != nullptr && path[0] != '\0') {
+    if (!fs::exists(path)) {
+      throw std::runtime_error(std::string("REGIONPROF_INJECT_PATH=") + path + " does not exist");
+    }
+    return fs::absolute(path).string();
+  }
+  std::vector<fs::path> tried;
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) tried.push_back(self.parent_path().parent_path() / "lib" / library_name);
+  tried.push_back(fs::path(REGIONPROF_INSTALL_LIBDIR) / library_name);
+  std::string looked;
+  for (const fs::path& candidate : tried) {
+    if (fs::exists(candidate)) return fs::canonical(candidate).string();
+    looked += (looked.empty() ? "" : ", ") + candidate.string();
+  }
+  throw std::runtime_error(std::string("cannot find ") + library_name + " (looked at " + looked +
+                           "); build it (target regionprof_inject) or set REGIONPROF_INJECT_PATH");
+}
+
+/// An output path, absolute, whose directory exists (checked before the program runs, not after).
+std::string output_path(const std::string& path, const char* what) {
+  const fs::path absolute = fs::absolute(path);
+  const fs::path directory = absolute.parent_path();
+  if (!fs::is_directory(directory)) {
+    throw std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "': directory '" +
+                             directory.string() + "' does not exist");
+  }
+  return absolute.string();
+}
+
+/// Where the injected library writes before the file is moved into place: the same directory (so the
+/// move is a rename), a name no other run uses. An old report stays until a new one exists.
+std::string partial_path(const std::string& final_path) {
+  return final_path + ".regionprof-" + std::to_string(getpid()) + ".partial";
+}
+
+pid_t running_child = -1;
+
+void forward_signal(int signal_number) {
+  if (running_child > 0) kill(running_child, signal_number);
+}
+
+const char* signal_name(int signal_number) {
+  const char* name = sigabbrev_np(signal_number);
+  return name != nullptr ? name : "?";
+}
+
+/// Starts the program with the environment; returns its pid, or -errno when it could not be executed.
+pid_t start_program(const std::vector<std::string>& program, const std::vector<std::pair<std::string, std::string>>& env) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  const pid_t child = fork();
+  if (child < 0) {
+    const int error = errno;
+    close(report[0]);
+    close(report[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(error));
+  }
+  if (child == 0) {
+    close(report[0]);
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+    setenv(inject_env::target_pid, std::to_string(getpid()).c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& word : program) argv.push_back(const_cast<char*>(word.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int error = errno;
+    [[maybe_unused]] const ssize_t written = write(report[1], &error, sizeof error);
+    _exit(127);
+  }
+  close(report[1]);
+  int error = 0;
+  ssize_t got = 0;
+  do {
+    got = read(report[0], &error, sizeof error);
+  } while (got < 0 && errno == EINTR);
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof error)) {
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    return -error;
+  }
+  return child;
+}
+
+/// Waits for the program with Ctrl-C left to it (as a shell does) and SIGTERM/SIGHUP forwarded to it.
+int wait_for(pid_t child) {
+  running_child = child;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction forward {};
+  forward.sa_handler = forward_signal;
+  struct sigaction old_int {}, old_quit {}, old_term {}, old_hup {};
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGHUP, &forward, &old_hup);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  running_child = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    const int signal_number = WTERMSIG(status);
+    std::cerr << "regionprof: the program was killed by signal " << signal_number << " (SIG" << signal_name(signal_number)
+              << ")\n";
+    return 128 + signal_number;
+  }
+  return 1;
+}
+
+/// "5 runs, 4 regions; warnings: NO_RUN_MARKERS" from a written profile.
+std::string summary_of(const std::string& json_path) {
+  std::ifstream file(json_path);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  boost::system::error_code error;
+  const boost::json::value profile = boost::json::parse(text, error);
+  if (error || !profile.is_object()) return "unreadable JSON";
+  const boost::json::object& root = profile.as_object();
+  std::ostringstream out;
+  const auto count = [&root](const char* key) {
+    const boost::json::value* value = root.if_contains(key);
+    return value != nullptr && value->is_array() ? value->as_array().size() : std::size_t{0};
+  };
+  out << count("runs") << " runs, " << count("regions") << " regions";
+  if (const boost::json::value* warnings = root.if_contains("warnings"); warnings != nullptr && warnings->is_array()) {
+    std::string codes;
+    for (const boost::json::value& w : warnings->as_array()) {
+      if (const boost::json::value* code = w.is_object() ? w.as_object().if_contains("code") : nullptr;
+          code != nullptr && code->is_string()) {
+        codes += (codes.empty() ? "" : ", ") + std::string(code->as_string());
+      }
+    }
+    if (!codes.empty()) out << "; warnings: " << codes;
+  }
+  return out.str();
+}
+
+int run_main(std::span<char* const> argv) {
+  bool help = false;
+  run_request request = parse(argv, help);
+  if (help) {
+    print_help(std::cout);
+    return exit_ok;
+  }
+  const std::string library = find_injection_library();
+  const bool markdown_to_stdout = !request.report.json_path && !request.report.markdown_path;
+  const std::string json_final = output_path(request.report.json_path.value_or("profile.json"), "JSON profile");
+  std::optional<std::string> markdown_final;
+  std::optional<std::string> trace_final;
+  if (request.report.markdown_path) markdown_final = output_path(*request.report.markdown_path, "Markdown report");
+  if (request.report.trace_path) trace_final = output_path(*request.report.trace_path, "trace");
+
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"NVTX_INJECTION64_PATH", library},
+      {"CUDA_INJECTION64_PATH", library},
+      {inject_env::output, partial_path(json_final)},
+      {inject_env::warmup_runs, std::to_string(request.warmup_runs)},
+  };
+  for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
+    if (const char* old = std::getenv(variable); old != nullptr && library != old) {
+      std::cerr << "regionprof: " << variable << " was '" << old << "'; regionprof's library replaces it for this run\n";
+    }
+  }
+  std::string stdout_markdown;
+  if (markdown_to_stdout) {
+    stdout_markdown = partial_path(json_final) + ".md";
+    env.emplace_back(inject_env::markdown, stdout_markdown);
+  } else if (markdown_final) {
+    env.emplace_back(inject_env::markdown, partial_path(*markdown_final));
+  }
+  if (trace_final) env.emplace_back(inject_env::trace, partial_path(*trace_final));
+  if (request.run_marker) env.emplace_back(inject_env::run_marker, *request.run_marker);
+  if (!request.regions.empty()) {
+    std::string lines;
+    for (const std::string& region : request.regions) lines += region + "\n";
+    env.emplace_back(inject_env::regions, lines);
+  }
+  env.emplace_back(inject_env::cross_thread, request.cross_thread ? "1" : "0");
+  if (request.row_limit) env.emplace_back(inject_env::row_limit, *request.row_limit);
+
+  std::cout.flush();
+  const pid_t child = start_program(request.program, env);
+  if (child < 0) {
+    const int error = -child;
+    std::cerr << "regionprof run: cannot run '" << request.program.front() << "': " << std::strerror(error) << "\n";
+    return error == ENOENT ? 127 : 126;
+  }
+  const int status = wait_for(child);
+
+  // Move what the program wrote into place.
+  std::error_code ignored;
+  const auto settle = [&ignored](const std::string& final_path) {
+    const std::string partial = partial_path(final_path);
+    if (!fs::exists(partial, ignored)) return false;
+    fs::rename(partial, final_path, ignored);
+    if (ignored) {
+      std::cerr << "regionprof: cannot move " << partial << " to " << final_path << ": " << ignored.message() << "\n";
+      return false;
+    }
+    return true;
+  };
+  const bool wrote_json = settle(json_final);
+  if (markdown_final) settle(*markdown_final);
+  if (trace_final) settle(*trace_final);
+  if (!wrote_json) {
+    fs::remove(stdout_markdown, ignored);
+    std::cerr << "regionprof: no profile was written: the program made no NVTX or CUDA call (so regionprof was "
+                 "never loaded into it), or it ended through _exit() or SIGKILL\n";
+    return status;
+  }
+  if (markdown_to_stdout) {
+    std::ifstream markdown(stdout_markdown);
+    std::cout << markdown.rdbuf();
+    std::cout.flush();
+    fs::remove(stdout_markdown, ignored);
+  }
+  std::cerr << "regionprof: wrote " << (request.report.json_path ? *request.report.json_path : "profile.json")
+            << " (" << summary_of(json_final) << ")";
+  if (markdown_final) std::cerr << ", " << *request.report.markdown_path;
+  if (trace_final) std::cerr << ", " << *request.report.trace_path;
+  std::cerr << "\n";
+  return status;
+}
+
+}  // namespace
+
+const command run_command{"run", "profile an unmodified program from outside (NVTX and CUDA injection)", run_usage,
+                          &run_main};
+
+}  // namespace regionprof::cli
