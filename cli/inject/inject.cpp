@@ -199,8 +199,8 @@ void write_profile(int signal_number) noexcept {
     if (s.config.markdown_path) profile.write_markdown(*s.config.markdown_path);
     if (s.config.trace_path) profile.write_trace(*s.config.trace_path);
     if (signal_number != 0) {
-      complain("the program got signal " + std::to_string(signal_number) + "; what was recorded until then is in " +
-               s.config.json_path);
+      complain("the program got signal " + std::to_string(signal_number) +
+               "; the profile holds what was recorded until then");
     }
   } catch (const std::exception& e) {
     complain(std::string("could not write the profile: ") + e.what());

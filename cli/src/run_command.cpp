@@ -355,8 +355,9 @@ int run_main(std::span<char* const> argv) {
   if (trace_final) settle(*trace_final);
   if (!wrote_json) {
     fs::remove(stdout_markdown, ignored);
-    std::cerr << "regionprof: no profile was written: the program made no NVTX or CUDA call (so regionprof was "
-                 "never loaded into it), or it ended through _exit() or SIGKILL\n";
+    std::cerr << "regionprof: no profile was written: regionprof was never loaded into the program (it made no "
+                 "NVTX call and CUDA never initialised: no CUDA call, or no driver), or it ended through _exit() "
+                 "or SIGKILL\n";
     return status;
   }
   if (markdown_to_stdout) {
@@ -375,7 +376,7 @@ int run_main(std::span<char* const> argv) {
 
 }  // namespace
 
-const command run_command{"run", "profile an unmodified program from outside (NVTX and CUDA injection)", run_usage,
+const command run_program_command{"run", "profile an unmodified program from outside (NVTX and CUDA injection)", run_usage,
                           &run_main};
 
 }  // namespace regionprof::cli

@@ -1,0 +1,236 @@
+// `regionprof run` from outside, as a user runs it: the CLI starts a program with the injection library,
+// passes its output and exit status through, and the profile says what happened. Programs:
+// examples/nvtx_app (the README's command) and run_child.c (exit codes, crashes, fork, chdir).
+#define BOOST_TEST_MODULE regionprof run
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+struct outcome {
+  int status = -1;  ///< exit code, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+/// A fresh directory per test case, removed at the end.
+struct scratch_dir {
+  fs::path path;
+  scratch_dir() {
+    std::string pattern = (fs::temp_directory_path() / "regionprof-run-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~scratch_dir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+/// Runs `regionprof run ARGS...` in `dir`, stdout and stderr captured.
+outcome regionprof_run(const fs::path& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {REGIONPROF_CLI, "run"});
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const fs::path out = dir / ".stdout";
+  const fs::path err = dir / ".stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, REGIONPROF_CLI, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  BOOST_REQUIRE_EQUAL(spawned, 0);
+  int status = 0;
+  BOOST_REQUIRE_EQUAL(waitpid(pid, &status, 0), pid);
+  outcome result;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(out);
+  result.err = read_file(err);
+  fs::remove(out);
+  fs::remove(err);
+  BOOST_TEST_MESSAGE("regionprof run -> " << result.status << "\nstderr: " << result.err);
+  return result;
+}
+
+json::object load_profile(const fs::path& path) {
+  BOOST_REQUIRE_MESSAGE(fs::exists(path), path << " was not written");
+  return json::parse(read_file(path)).as_object();
+}
+
+std::vector<std::string> warning_codes(const json::object& profile) {
+  std::vector<std::string> codes;
+  for (const json::value& w : profile.at("warnings").as_array()) codes.emplace_back(w.at("code").as_string());
+  return codes;
+}
+
+bool has(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+double number(const json::value& v) { return v.is_double() ? v.as_double() : static_cast<double>(v.to_number<std::int64_t>()); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(run_command)
+
+// The README's command, exactly: 5 runs x 4 layer regions, fractions summing to 1, CPU only.
+BOOST_AUTO_TEST_CASE(nvtx_app_is_attributed_from_outside) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "layer_(.*)=layer", "--", NVTX_APP});
+  BOOST_TEST(run.status == 0);
+  BOOST_TEST(run.out.rfind("# regionprof report", 0) == 0);  // no -o: the Markdown on stdout
+  BOOST_TEST(contains(run.out, "`layer:3`"));
+  BOOST_TEST(contains(run.err, "regionprof: wrote profile.json (5 runs, 4 regions"));
+  const json::object profile = load_profile(dir.path / "profile.json");
+  BOOST_TEST(profile.at("schema_version").to_number<int>() == 1);
+  BOOST_TEST(profile.at("target").at("type").as_string() == "process");
+  const json::array& runs = profile.at("runs").as_array();
+  BOOST_REQUIRE_EQUAL(runs.size(), 5u);
+  double layer0 = 0;
+  double layer3 = 0;
+  for (const json::value& value : runs) {
+    const json::object& run_result = value.as_object();
+    const json::array& regions = run_result.at("regions").as_array();
+    BOOST_REQUIRE_EQUAL(regions.size(), 4u);
+    std::vector<std::string> ids;
+    double fractions = number(run_result.at("residual").at("cpu_time_fraction"));
+    double cpu = number(run_result.at("residual").at("cpu_time_us"));
+    for (const json::value& region : regions) {
+      ids.emplace_back(region.at("region_id").as_string());
+      BOOST_TEST(region.at("calls").to_number<int>() == 1);
+      fractions += number(region.at("cpu_time_fraction"));
+      cpu += number(region.at("cpu_time_us"));
+      BOOST_TEST(!region.as_object().contains("device_time_us"));  // CPU only
+      if (ids.back() == "layer:0") layer0 += number(region.at("cpu_time_us"));
+      if (ids.back() == "layer:3") layer3 += number(region.at("cpu_time_us"));
+    }
+    std::sort(ids.begin(), ids.end());
+    BOOST_TEST((ids == std::vector<std::string>{"layer:0", "layer:1", "layer:2", "layer:3"}));
+    BOOST_TEST(std::abs(fractions - 1.0) < 1e-9, "fractions sum to " << fractions);
+    BOOST_TEST(std::abs(cpu - number(run_result.at("timing").at("cpu_time_us"))) < 0.01);
+  }
+  BOOST_TEST(layer3 > layer0);  // layer_3 does 4x the work of layer_0
+  BOOST_TEST(profile.at("regions").as_array().size() == 4u);
+  BOOST_TEST(has(warning_codes(profile), "DEVICE_TRACING_UNAVAILABLE"));  // nvtx_app never initialises CUDA
+}
+
+BOOST_AUTO_TEST_CASE(warmup_runs_are_discarded) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(
+      dir.path, {"--run-marker", "step", "--region", "layer_(.*)=layer", "--warmup-runs", "2", "-o", "p.json", NVTX_APP});
+  BOOST_TEST(run.status == 0);
+  BOOST_TEST(run.out.empty());  // -o given: nothing of ours on stdout
+  const json::object profile = load_profile(dir.path / "p.json");
+  BOOST_TEST(profile.at("runs").as_array().size() == 3u);
+  BOOST_TEST(profile.at("config").at("warmup_runs").to_number<int>() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(the_programs_output_and_exit_status_pass_through) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "out/p.json",
+                                                "--markdown", "p.md", "--trace", "t.json", "--", RUN_CHILD, "exit", "3"});
+  BOOST_TEST(run.status == 1);  // out/ does not exist: refused before running anything
+  BOOST_TEST(contains(run.err, "directory"));
+  BOOST_TEST(run.out.empty());
+
+  const outcome ok = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "p.json",
+                                               "--markdown", "p.md", "--trace", "t.json", "--", RUN_CHILD, "exit", "3"});
+  BOOST_TEST(ok.status == 3);
+  BOOST_TEST(ok.out == "run_child: hello\n");  // exactly the program's own output
+  BOOST_TEST(contains(ok.err, "run_child: to stderr\n"));
+  BOOST_TEST(contains(ok.err, "regionprof: wrote p.json (2 runs, 1 regions"));
+  BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);
+  BOOST_TEST(read_file(dir.path / "p.md").rfind("# regionprof report", 0) == 0);
+  BOOST_TEST(json::parse(read_file(dir.path / "t.json")).as_object().contains("traceEvents"));
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    BOOST_TEST(!contains(entry.path().string(), ".partial"), "left behind: " << entry.path());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_program_without_run_markers_is_one_run) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "p.json", RUN_CHILD, "nomarkers"});
+  BOOST_TEST(run.status == 0);
+  const json::object profile = load_profile(dir.path / "p.json");
+  BOOST_TEST(profile.at("runs").as_array().size() == 1u);
+  BOOST_TEST(has(warning_codes(profile), "NO_RUN_MARKERS"));
+}
+
+BOOST_AUTO_TEST_CASE(a_crash_leaves_the_runs_recorded_before_it) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "p.json", RUN_CHILD, "abort"});
+  BOOST_TEST(run.status == 128 + SIGABRT);
+  BOOST_TEST(contains(run.err, "regionprof: the program was killed by signal 6 (SIGABRT)"));
+  const json::object profile = load_profile(dir.path / "p.json");
+  BOOST_TEST(profile.at("runs").as_array().size() == 2u);  // the third step never closed
+  BOOST_TEST(profile.at("target").at("ended_by_signal").as_string() == "SIGABRT");
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_ends_the_program_as_it_would_and_keeps_its_runs) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "term"});
+  BOOST_TEST(run.status == 128 + SIGTERM);
+  const json::object profile = load_profile(dir.path / "p.json");
+  BOOST_TEST(profile.at("runs").as_array().size() == 2u);
+  BOOST_TEST(profile.at("target").at("ended_by_signal").as_string() == "SIGTERM");
+}
+
+BOOST_AUTO_TEST_CASE(a_forked_child_does_not_overwrite_the_profile) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "fork"});
+  BOOST_TEST(run.status == 0);
+  BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);  // the parent's 2, not 5
+}
+
+BOOST_AUTO_TEST_CASE(outputs_are_relative_to_where_regionprof_started) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "chdir"});
+  BOOST_TEST(run.status == 0);
+  BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(what_cannot_run_is_refused_clearly) {
+  scratch_dir dir;
+  const outcome missing = regionprof_run(dir.path, {"--", "regionprof-no-such-program"});
+  BOOST_TEST(missing.status == 127);
+  BOOST_TEST(contains(missing.err, "cannot run 'regionprof-no-such-program': No such file or directory"));
+  const outcome bad_regex = regionprof_run(dir.path, {"--region", "(", "--", RUN_CHILD});
+  BOOST_TEST(bad_regex.status == 2);
+  BOOST_TEST(contains(bad_regex.err, "invalid ECMAScript regex '('"));
+  const outcome no_program = regionprof_run(dir.path, {"--run-marker", "step"});
+  BOOST_TEST(no_program.status == 2);
+  BOOST_TEST(contains(no_program.err, "missing PROGRAM"));
+  const outcome unknown = regionprof_run(dir.path, {"--bogus", RUN_CHILD});
+  BOOST_TEST(unknown.status == 2);
+  BOOST_TEST(!fs::exists(dir.path / "profile.json"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
