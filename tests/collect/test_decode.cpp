@@ -294,6 +294,28 @@ BOOST_AUTO_TEST_CASE(dropped_records_are_reported_with_a_buffer_size_that_suffic
              "sufficed: raise max_buffer_bytes (regionprof run: REGIONPROF_DEVICE_BUFFER_MB)");
 }
 
+BOOST_AUTO_TEST_CASE(kernel_names_are_copied_when_cupti_completes_the_buffer) {
+  // The name a record points at may be gone by the time the session stops (the runtime unloads its
+  // modules at exit): what the decoder shows is the name at completion time.
+  std::string name = "_Z8unloadedv";
+  auto session = collect::make_device_session(small_pool(), std::make_unique<fake_backend>());
+  session->start();
+  record_buffer buffer;
+  buffer.add(kernel(1, 10, 20, name.c_str()));
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  std::size_t max_records = 0;
+  collect::cupti_buffer_requested(&data, &size, &max_records);
+  BOOST_REQUIRE(data != nullptr);
+  std::memcpy(data, buffer.bytes().data(), buffer.bytes().size());
+  collect::cupti_buffer_completed(nullptr, 0, data, size, buffer.valid());
+  name.replace(0, name.size(), "_Z8reloadedv");  // the module's memory, reused
+  trace t;
+  session->stop(t);
+  BOOST_REQUIRE_EQUAL(t.device_ops.size(), 1u);
+  BOOST_TEST(name_of(t, t.device_ops[0].name) == "unloaded()");
+}
+
 BOOST_AUTO_TEST_CASE(api_names_come_from_cupti_without_its_version_tags) {
   fake_backend backend;
   BOOST_TEST(backend.api_name(interval_kind::runtime_api, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) ==

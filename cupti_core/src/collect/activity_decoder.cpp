@@ -1,5 +1,7 @@
 #include "collect/activity_decoder.hpp"
 
+#include "collect/kernel_names.hpp"
+
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -148,15 +150,18 @@ std::uint32_t activity_decoder::name_index(const std::string& name) {
   return it->second;
 }
 
-std::uint32_t activity_decoder::kernel_name(const char* mangled) {
-  if (mangled == nullptr) return name_index("(unnamed kernel)");
-  const auto cached = kernel_names_.find(mangled);
+std::uint32_t activity_decoder::kernel_name(const char* pointer) {
+  if (pointer == nullptr) return name_index("(unnamed kernel)");
+  const auto cached = kernel_names_.find(pointer);
   if (cached != kernel_names_.end()) return cached->second;
+  // The copy taken when CUPTI completed the buffer: the record's pointer may have outlived its module.
+  const std::string* copy = kernel_names::instance().find(pointer);
+  const char* mangled = copy != nullptr ? copy->c_str() : pointer;
   int status = 0;
   char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   const std::uint32_t index = name_index(status == 0 && demangled != nullptr ? demangled : mangled);
   std::free(demangled);
-  kernel_names_.emplace(mangled, index);
+  kernel_names_.emplace(pointer, index);
   return index;
 }
 

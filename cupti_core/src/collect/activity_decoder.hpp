@@ -102,7 +102,7 @@ class activity_decoder {
   };
 
   std::uint32_t name_index(const std::string& name);
-  std::uint32_t kernel_name(const char* mangled);
+  std::uint32_t kernel_name(const char* pointer);
 
   const activity_backend& backend_;
   decode_counts counts_;

@@ -1,5 +1,7 @@
 #include "collect/buffer_pool.hpp"
 
+#include "collect/kernel_names.hpp"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -94,38 +96,41 @@ void buffer_pool::on_request(std::uint8_t** buffer, std::size_t* size, std::size
   *size = buffer_bytes_;
 }
 
-void buffer_pool::on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept {
+bool buffer_pool::on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept {
   std::lock_guard lock(mutex_);
   if (!attached_ || buffer == nullptr || block_ == nullptr) {
     ++foreign_;
-    return;
+    return false;
   }
   const std::uint8_t* base = block_.get();
   if (buffer < base || buffer >= base + buffer_bytes_ * buffer_count_ ||
       static_cast<std::size_t>(buffer - base) % buffer_bytes_ != 0) {
     ++foreign_;
-    return;
+    return false;
   }
   if (lent_ > 0) --lent_;
   if (valid_bytes == 0) {
     // Nothing in it: reuse it. Capacity was reserved for every buffer, so this never allocates.
     free_.push_back(static_cast<std::uint32_t>(static_cast<std::size_t>(buffer - base) / buffer_bytes_));
-    return;
+    return false;
   }
   if (completed_.size() == completed_.capacity()) {  // a buffer completed twice: never grow in a callback
     ++foreign_;
-    return;
+    return false;
   }
   completed_.push_back({buffer, valid_bytes < buffer_bytes_ ? valid_bytes : buffer_bytes_});
+  return true;
 }
 
 void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   buffer_pool::instance().on_request(buffer, size, max_records);
 }
 
-void CUPTIAPI cupti_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+void CUPTIAPI cupti_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t size,
                                      std::size_t valid_size) {
-  buffer_pool::instance().on_complete(buffer, valid_size);
+  if (buffer_pool::instance().on_complete(buffer, valid_size)) {
+    kernel_names::instance().capture(buffer, std::min(valid_size, size));
+  }
 }
 
 }  // namespace regionprof::collect

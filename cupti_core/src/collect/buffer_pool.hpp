@@ -60,8 +60,9 @@ class buffer_pool {
 
   /// CUPTI's buffer-requested callback. Never throws, never allocates.
   void on_request(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) noexcept;
-  /// CUPTI's buffer-completed callback. Never throws, never allocates.
-  void on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept;
+  /// CUPTI's buffer-completed callback. Never throws, never allocates. True when the buffer holds records
+  /// of the attached session.
+  bool on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept;
 
  private:
   buffer_pool() = default;
@@ -79,7 +80,8 @@ class buffer_pool {
 };
 
 /// The callbacks registered with cuptiActivityRegisterCallbacks. Test backends call them exactly as
-/// CUPTI does, so tests exercise the same buffer path.
+/// CUPTI does, so tests exercise the same buffer path. A completed buffer's kernel names are copied at
+/// once (kernel_names.hpp).
 void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
 void CUPTIAPI cupti_buffer_completed(CUcontext context, std::uint32_t stream_id, std::uint8_t* buffer,
                                      std::size_t size, std::size_t valid_size);

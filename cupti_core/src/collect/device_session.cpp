@@ -11,6 +11,7 @@
 #include "collect/buffer_pool.hpp"
 #include "collect/clock_fit.hpp"
 #include "collect/collector.hpp"
+#include "collect/kernel_names.hpp"
 
 namespace regionprof {
 namespace collect {
@@ -132,6 +133,7 @@ class cupti_session final : public device_session {
     activity_decoder decoder(*backend_);
     for (const completed_buffer& buffer : harvest.completed) decoder.decode_buffer(buffer.data, buffer.valid_bytes);
     decoder.append_to(out, clock);
+    kernel_names::instance().clear();
     out.device_tracing = true;
     for (warning& item : collection_warnings(decoder.counts(), decoder.overheads(), stats)) {
       out.warnings.push_back(std::move(item));
