@@ -77,7 +77,9 @@ class cupti_backend final : public activity_backend {
       params.oldSubscriberName = holder;
       params.oldSubscriberSize = sizeof holder;
       status = REGIONPROF_CUPTI(cupti, cuptiSubscribe_v2, &subscriber_, &ignore_callback, nullptr, &params);
-    } else {
+    }
+    if (cupti.fn.cuptiSubscribe_v2 == nullptr || status.result == CUPTI_ERROR_INVALID_PARAMETER) {
+      // No cuptiSubscribe_v2, or one that does not know this CUpti_SubscriberParams: the plain call.
       status = REGIONPROF_CUPTI(cupti, cuptiSubscribe, &subscriber_, &ignore_callback, nullptr);
     }
     holder[sizeof holder - 1] = '\0';

@@ -11,13 +11,13 @@
 namespace regionprof::collect {
 
 // The CUPTI entry points regionprof uses. REQUIRED ones must resolve for CUPTI to count as present;
-// OPTIONAL ones are newer than CUPTI 12.0 and are used when the loaded library has them.
+// OPTIONAL ones are newer than CUPTI 12.0 and are used when the loaded library has them (without the
+// timestamp callback, CUPTI's clock is mapped onto ours by paired samples).
 #define REGIONPROF_CUPTI_REQUIRED(X)        \
   X(cuptiGetResultString)                   \
   X(cuptiGetCallbackName)                   \
   X(cuptiActivityGetNextRecord)             \
   X(cuptiActivityRegisterCallbacks)         \
-  X(cuptiActivityRegisterTimestampCallback) \
   X(cuptiActivityEnable)                    \
   X(cuptiActivityDisable)                   \
   X(cuptiActivityFlushAll)                  \
@@ -28,6 +28,7 @@ namespace regionprof::collect {
   X(cuptiUnsubscribe)
 #define REGIONPROF_CUPTI_OPTIONAL(X)       \
   X(cuptiGetVersion)                       \
+  X(cuptiActivityRegisterTimestampCallback) \
   X(cuptiSubscribe_v2)                     \
   X(cuptiActivityEnableRuntimeApi)         \
   X(cuptiActivityEnableDriverApi)
