@@ -17,6 +17,8 @@
 #include "gpu_work.hpp"
 #include "regionprof/clock.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/harness.hpp"
+#include "regionprof/regions.hpp"
 #include "regionprof/trace.hpp"
 
 using namespace regionprof;
@@ -185,6 +187,36 @@ BOOST_AUTO_TEST_CASE(another_cupti_subscriber_is_a_conflict_not_a_crash) {
   trace u;
   again->stop(u);
   BOOST_TEST(u.device_ops.size() == 10u);
+}
+
+BOOST_AUTO_TEST_CASE(the_harness_gets_device_time_per_region) {
+  require_device();
+  static const registered_region compute{region_kind::aot_module, "compute"};
+  profile_options options;
+  options.warmup_runs = 1;
+  options.measured_runs = 3;
+  const Profile profile = regionprof::profile(
+      [] {
+        const scoped_region region{compute};
+        BOOST_REQUIRE_EQUAL(regionprof_gpu_launch_loop(100), 0);
+      },
+      options);
+  const analysis_result& result = profile.result();
+  for (const warning& w : result.warnings) std::printf("  warning %s: %s\n", std::string(to_string(w.code)).c_str(), w.message.c_str());
+  BOOST_TEST(result.has_device_data);
+  BOOST_REQUIRE_EQUAL(result.runs.size(), 3u);
+  for (const run_result& run : result.runs) {
+    BOOST_REQUIRE_EQUAL(run.regions.size(), 1u);
+    const region_aggregate& region = run.regions[0];
+    BOOST_TEST(result.regions.at(region.region).id == "aot_module:compute");
+    BOOST_REQUIRE(region.device_time_ns.has_value());
+    std::printf("  run %zu: compute cpu %lld ns, device %lld ns; residual device %lld ns\n", run.run_index,
+                static_cast<long long>(region.cpu_time_ns), static_cast<long long>(*region.device_time_ns),
+                static_cast<long long>(run.residual_device_ns.value_or(-1)));
+    BOOST_TEST(*region.device_time_ns > 0);
+    BOOST_TEST(*region.device_time_ns == *run.device_time_ns);  // all 100 kernels were launched inside it
+    BOOST_TEST(run.residual_device_ns.value_or(-1) == 0);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
