@@ -12,8 +12,10 @@
 // never calls into CUPTI), then re-raises the signal, so the program ends as it would have. A watchdog
 // (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
 //
-// It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`. Only the process
-// `regionprof run` started writes (REGIONPROF_TARGET_PID): children that inherit the environment do not.
+// It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`. One process is
+// profiled: the first that loads the library creates the REGIONPROF_CLAIM file (so a wrapper script that
+// starts the real program works); other processes that inherit the environment, and forked children, do
+// not write.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -250,13 +252,26 @@ void install_signal_handlers() {
   }
 }
 
+/// True when this process is the one to profile: it created the claim file (or none is asked for).
+bool claim_this_process(pid_t pid) {
+  const auto claim = environment(inject_env::claim);
+  if (!claim) return true;
+  const int fd = open(claim->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno != EEXIST) complain("cannot create " + *claim + " (REGIONPROF_CLAIM): " + std::strerror(errno));
+    return false;  // another process of the program is the profiled one
+  }
+  const std::string text = std::to_string(pid) + "\n";
+  [[maybe_unused]] const ssize_t written = write(fd, text.data(), text.size());
+  close(fd);
+  return true;
+}
+
 /// Runs when the library is loaded (by NVTX or by the CUDA driver, whichever comes first).
 bool start() noexcept {
   injected& s = state();
   s.pid = getpid();
-  if (auto target = environment(inject_env::target_pid); target && *target != std::to_string(s.pid)) {
-    return false;  // a child of the profiled program: not profiled
-  }
+  if (!claim_this_process(s.pid)) return false;
   try {
     s.config = read_settings();
     s.capture = std::make_unique<capture_session>();

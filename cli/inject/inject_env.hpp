@@ -15,6 +15,7 @@ inline constexpr const char* row_limit = "REGIONPROF_ROW_LIMIT";        ///< --r
 inline constexpr const char* warmup_runs = "REGIONPROF_WARMUP_RUNS";    ///< --warmup-runs N
 inline constexpr const char* device_buffer_mb = "REGIONPROF_DEVICE_BUFFER_MB";  ///< cap of CUPTI buffers (MiB)
 inline constexpr const char* sync_records = "REGIONPROF_SYNC_RECORDS";  ///< "1": CUPTI synchronization records
-inline constexpr const char* target_pid = "REGIONPROF_TARGET_PID";      ///< profile this process only
+inline constexpr const char* claim = "REGIONPROF_CLAIM";  ///< file the first process to load the library creates:
+                                                          ///< it alone is profiled (unset: every process)
 
 }  // namespace regionprof::cli::inject_env

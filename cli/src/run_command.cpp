@@ -65,7 +65,8 @@ standard error. Paths are relative to the directory regionprof was started in.
 The program's standard output, standard error and exit status are its own: regionprof exits with
 the program's status (128 + N when it was killed by signal N). A program that crashes leaves what was
 recorded until then (runs completed before the crash). Ctrl-C reaches the program, which ends as it
-would have; its profile so far is written.
+would have; its profile so far is written. One process is profiled: the first to make an NVTX or CUDA
+call (PROGRAM may be a wrapper script that starts the real program); its children are not.
 
 Exit status: the program's; 127 when PROGRAM cannot be found, 126 when it cannot be run; 1 when
 regionprof cannot prepare the run (its injection library is missing, an output directory does not
@@ -204,7 +205,6 @@ pid_t start_program(const std::vector<std::string>& program, const std::vector<s
   if (child == 0) {
     close(report[0]);
     for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    setenv(inject_env::target_pid, std::to_string(getpid()).c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& word : program) argv.push_back(const_cast<char*>(word.c_str()));
     argv.push_back(nullptr);
@@ -306,6 +306,7 @@ int run_main(std::span<char* const> argv) {
       {"CUDA_INJECTION64_PATH", library},
       {inject_env::output, partial_path(json_final)},
       {inject_env::warmup_runs, std::to_string(request.warmup_runs)},
+      {inject_env::claim, partial_path(json_final) + ".claim"},
   };
   for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
     if (const char* old = std::getenv(variable); old != nullptr && library != old) {
@@ -350,6 +351,7 @@ int run_main(std::span<char* const> argv) {
     }
     return true;
   };
+  fs::remove(partial_path(json_final) + ".claim", ignored);
   const bool wrote_json = settle(json_final);
   if (markdown_final) settle(*markdown_final);
   if (trace_final) settle(*trace_final);

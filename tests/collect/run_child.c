@@ -5,7 +5,9 @@
  *   abort       2 steps, then a third left open by abort()
  *   term        2 steps, then a third left open by raise(SIGTERM)
  *   fork        2 steps; a forked child does 5 steps of its own and exits normally first
- *   chdir       chdir("/"), then 2 steps */
+ *   chdir       chdir("/"), then 2 steps
+ *   wrapper     no NVTX call of its own: runs `run_child exit 5` as a child process and exits with its
+ *               status, as a wrapper script would */
 #define _POSIX_C_SOURCE 200809L
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -55,6 +57,16 @@ int main(int argc, char** argv) {
     if (child == 0) {
       steps(5);
       exit(0); /* runs the inherited exit handlers: they must not write */
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  if (strcmp(mode, "wrapper") == 0) {
+    const pid_t child = fork();
+    if (child == 0) {
+      execl("/proc/self/exe", argv[0], "exit", "5", (char*)NULL);
+      _exit(127);
     }
     int status = 0;
     waitpid(child, &status, 0);

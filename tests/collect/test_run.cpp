@@ -210,6 +210,18 @@ BOOST_AUTO_TEST_CASE(a_forked_child_does_not_overwrite_the_profile) {
   BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);  // the parent's 2, not 5
 }
 
+BOOST_AUTO_TEST_CASE(a_wrapper_that_starts_the_real_program_profiles_the_real_program) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "wrapper"});
+  BOOST_TEST(run.status == 5);
+  BOOST_TEST(run.out == "run_child: hello\n");
+  BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);
+  BOOST_TEST(!fs::exists(dir.path / "p.json.claim"));
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    BOOST_TEST(!contains(entry.path().string(), ".claim"), "left behind: " << entry.path());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(outputs_are_relative_to_where_regionprof_started) {
   scratch_dir dir;
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "chdir"});
