@@ -17,5 +17,6 @@ struct command {
 };
 
 extern const command analyze_command;
+extern const command run_program_command;  // `regionprof run` (run_command.cpp)
 
 }  // namespace regionprof::cli

@@ -18,7 +18,7 @@ namespace regionprof::cli {
 namespace {
 
 /// Every subcommand, in the order `regionprof --help` lists them.
-constexpr std::array<const command*, 1> all_commands{&analyze_command};
+constexpr std::array<const command*, 2> all_commands{&analyze_command, &run_program_command};
 
 const command* find_command(std::string_view name) {
   for (const command* c : all_commands) {
