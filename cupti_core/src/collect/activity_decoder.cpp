@@ -165,6 +165,16 @@ std::uint32_t activity_decoder::kernel_name(const char* pointer) {
   return index;
 }
 
+template <class Record, class Name>
+void activity_decoder::add_device_work(const Record& record, std::uint64_t bytes, device_op_kind kind,
+                                       const Name& name) {
+  if (!timed(record.start, record.end)) {
+    ++counts_.untimed;
+    return;
+  }
+  work_.push_back({record.start, record.end, bytes, name(), record.correlationId, record.streamId, record.deviceId, kind});
+}
+
 void activity_decoder::decode(const activity_record& record) {
   ++counts_.records;
   // Records are read in place through the struct of their kind (CUPTI's documented usage); only fields
@@ -174,34 +184,20 @@ void activity_decoder::decode(const activity_record& record) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& kernel = reinterpret_cast<const kernel_record&>(record);
       ++counts_.kernels;
-      if (!timed(kernel.start, kernel.end)) {
-        ++counts_.untimed;
-        return;
-      }
-      work_.push_back({kernel.start, kernel.end, 0, kernel_name(kernel.name), kernel.correlationId, kernel.streamId,
-                       kernel.deviceId, device_op_kind::kernel});
+      add_device_work(kernel, 0, device_op_kind::kernel, [&] { return kernel_name(kernel.name); });
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& copy = reinterpret_cast<const memcpy_record&>(record);
       ++counts_.memcpys;
-      if (!timed(copy.start, copy.end)) {
-        ++counts_.untimed;
-        return;
-      }
-      work_.push_back({copy.start, copy.end, copy.bytes, name_index(memcpy_name(copy.copyKind, copy.srcKind, copy.dstKind)),
-                       copy.correlationId, copy.streamId, copy.deviceId, device_op_kind::memcpy});
+      add_device_work(copy, copy.bytes, device_op_kind::memcpy,
+                      [&] { return name_index(memcpy_name(copy.copyKind, copy.srcKind, copy.dstKind)); });
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& set = reinterpret_cast<const memset_record&>(record);
       ++counts_.memsets;
-      if (!timed(set.start, set.end)) {
-        ++counts_.untimed;
-        return;
-      }
-      work_.push_back({set.start, set.end, set.bytes, name_index(memset_name(set.memoryKind)), set.correlationId,
-                       set.streamId, set.deviceId, device_op_kind::memset});
+      add_device_work(set, set.bytes, device_op_kind::memset, [&] { return name_index(memset_name(set.memoryKind)); });
       return;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:

@@ -101,6 +101,9 @@ class activity_decoder {
     std::uint32_t type = 0;
   };
 
+  /// Records one kernel, copy or memset when timed; `name` (a name index) is computed only then.
+  template <class Record, class Name>
+  void add_device_work(const Record& record, std::uint64_t bytes, device_op_kind kind, const Name& name);
   std::uint32_t name_index(const std::string& name);
   std::uint32_t kernel_name(const char* pointer);
 
