@@ -63,14 +63,21 @@ class record_buffer {
   std::size_t records_ = 0;
 };
 
-/// Zero-initialised records of each kind, filled with what the tests use.
-inline collect::kernel_record kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
-                                     const char* name, std::uint32_t stream = 7, std::uint32_t device = 0) {
-  collect::kernel_record record{};
-  record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+/// A zero-initialised record of `kind` with the fields every timed record has.
+template <class Record>
+Record timed_record(CUpti_ActivityKind kind, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
+  Record record{};
+  record.kind = kind;
   record.correlationId = correlation;
   record.start = start;
   record.end = end;
+  return record;
+}
+
+/// Records of each kind, filled with what the tests use.
+inline collect::kernel_record kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                                     const char* name, std::uint32_t stream = 7, std::uint32_t device = 0) {
+  auto record = timed_record<collect::kernel_record>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, correlation, start, end);
   record.name = name;
   record.streamId = stream;
   record.deviceId = device;
@@ -79,14 +86,10 @@ inline collect::kernel_record kernel(std::uint32_t correlation, std::uint64_t st
 
 inline collect::memcpy_record memcpy_op(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
                                         std::uint64_t bytes, std::uint32_t stream = 7) {
-  collect::memcpy_record record{};
-  record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  auto record = timed_record<collect::memcpy_record>(CUPTI_ACTIVITY_KIND_MEMCPY, correlation, start, end);
   record.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
   record.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   record.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  record.correlationId = correlation;
-  record.start = start;
-  record.end = end;
   record.bytes = bytes;
   record.streamId = stream;
   return record;
@@ -94,12 +97,8 @@ inline collect::memcpy_record memcpy_op(std::uint32_t correlation, std::uint64_t
 
 inline collect::memset_record memset_op(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
                                         std::uint64_t bytes, std::uint32_t stream = 7) {
-  collect::memset_record record{};
-  record.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  auto record = timed_record<collect::memset_record>(CUPTI_ACTIVITY_KIND_MEMSET, correlation, start, end);
   record.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  record.correlationId = correlation;
-  record.start = start;
-  record.end = end;
   record.bytes = bytes;
   record.streamId = stream;
   return record;
@@ -107,12 +106,8 @@ inline collect::memset_record memset_op(std::uint32_t correlation, std::uint64_t
 
 inline collect::api_record api_call(CUpti_ActivityKind kind, std::uint32_t cbid, std::uint32_t correlation,
                                     std::uint64_t start, std::uint64_t end, std::uint32_t pid, std::uint32_t tid) {
-  collect::api_record record{};
-  record.kind = kind;
+  auto record = timed_record<collect::api_record>(kind, correlation, start, end);
   record.cbid = cbid;
-  record.correlationId = correlation;
-  record.start = start;
-  record.end = end;
   record.processId = pid;
   record.threadId = tid;
   return record;
@@ -120,23 +115,16 @@ inline collect::api_record api_call(CUpti_ActivityKind kind, std::uint32_t cbid,
 
 inline collect::synchronization_record sync_op(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
                                                CUpti_ActivitySynchronizationType type) {
-  collect::synchronization_record record{};
-  record.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  auto record = timed_record<collect::synchronization_record>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, correlation, start, end);
   record.type = type;
-  record.correlationId = correlation;
-  record.start = start;
-  record.end = end;
   return record;
 }
 
 inline collect::overhead_record overhead(CUpti_ActivityOverheadKind kind, std::uint64_t start, std::uint64_t end,
                                          void* data = nullptr) {
-  collect::overhead_record record{};
-  record.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  auto record = timed_record<collect::overhead_record>(CUPTI_ACTIVITY_KIND_OVERHEAD, 0, start, end);
   record.overheadKind = kind;
   record.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-  record.start = start;
-  record.end = end;
   record.overheadData = data;
   return record;
 }
