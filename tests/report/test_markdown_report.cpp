@@ -150,4 +150,17 @@ BOOST_AUTO_TEST_CASE(terminal_hygiene_and_determinism) {
   BOOST_TEST(width > 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_pipe_is_escaped_in_table_cells_only) {
+  analysis_result result = device_result();
+  result.regions[1].id = "untuned_module:a|b";
+  analysis_options options;
+  options.run_marker = name_rule{match_kind::regex, R"(\[step\|\d+\])", "region", ""};
+  const std::string text = to_markdown(result, trace{}, options, fixed_context());
+  BOOST_TEST_MESSAGE(text);
+  // In a table cell GFM needs `\|`; outside tables a code span shows its text as written.
+  BOOST_TEST(text.find("`untuned_module:a\\|b`") != std::string::npos);
+  BOOST_TEST(text.find("a|b") == std::string::npos);
+  BOOST_TEST(text.find("- Run marker: `\\[step\\|\\d+\\]` (regex, any domain)\n") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,8 +28,8 @@ std::size_t display_width(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-/// Valid UTF-8 on one line: control characters become spaces, `|` is escaped for tables, and text
-/// longer than `limit` characters is cut to limit - 3 characters plus "...".
+/// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
+/// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
 std::string clean(std::string_view raw, std::size_t limit = 0) {
   std::string text = report_detail::repair_utf8(raw);
   if (limit != 0 && display_width(text) > limit) {
@@ -45,13 +45,7 @@ std::string clean(std::string_view raw, std::size_t limit = 0) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-      out += ' ';
-    } else if (c == '|') {
-      out += "\\|";
-    } else {
-      out += c;
-    }
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
   }
   return out;
 }
@@ -96,7 +90,8 @@ std::string percent(std::optional<std::int64_t> part, std::optional<std::int64_t
 
 std::string count(std::uint64_t value) { return std::to_string(value); }
 
-/// A table whose columns are padded to their widest cell; `right` columns are right-aligned.
+/// A table whose columns are padded to their widest cell; `right` columns are right-aligned. A `|`
+/// in a cell is escaped (GFM reads `\|` as `|` in a table cell, code spans included).
 class table {
  public:
   struct column {
@@ -106,7 +101,12 @@ class table {
 
   explicit table(std::vector<column> columns) : columns_(std::move(columns)) {}
 
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void add(std::vector<std::string> row) {
+    for (std::string& cell : row) {
+      for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
+    }
+    rows_.push_back(std::move(row));
+  }
 
   void render(std::string& out) const {
     std::vector<std::size_t> widths(columns_.size(), 3);
