@@ -4,8 +4,9 @@
 // All on one intra-op thread, the same input, TorchScript with graph optimisation on (the default),
 // under c10::InferenceMode, each after warm-up forwards (the profiling executor optimises after its
 // first runs). Times are ns per forward. BM_TorchMLP_Interleaved and BM_TorchMLP_RegionCost alternate
-// the plain and instrumented model in blocks inside one loop and compare their best blocks in thread
-// CPU time, which other processes' load cannot bias the way it biases separate runs.
+// the plain and instrumented model in blocks inside one loop and compare each adjacent pair of blocks in
+// thread CPU time (see run_interleaved), which the load and drift of a shared machine cannot bias the way
+// they bias separate runs.
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -13,6 +14,7 @@
 #include <torch/script.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <limits>
 #include <set>
@@ -61,31 +63,66 @@ std::int64_t thread_cpu_ns() {
   return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
+/// The median of `values` (reordered); NaN when there are none.
+double median(std::vector<double>& values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
 /// Plain and instrumented forwards alternate in blocks of `block` calls, one block of each per
-/// iteration; each variant's cost is its best block (thread CPU time per call): the minimum is the
-/// estimate of the intrinsic cost that interference from other processes can only inflate.
+/// iteration, in ABBA order (which variant runs first swaps every iteration). Each pair is timed in
+/// thread CPU time and compared within itself: its two blocks ran under the same machine state, so the
+/// pair cancels the slow drifts of a shared machine that separate runs cannot. The first block of a
+/// pair runs on the other variant's caches, so the medians are taken per order and combined (geometric
+/// mean of the ratios, mean of the differences), which cancels that order effect.
+/// Reported: `regions_over_plain`, `ns_per_region` (difference per forward / regions per forward) and
+/// the medians `plain_ns`, `regions_ns`; and, as `*_best`, the same from each variant's fastest block
+/// (the machine at its best: the minimum is what interference can only inflate). ns figures follow the
+/// machine's speed at the time, so read them beside `plain_ns` and `plain_ns_best`.
 void run_interleaved(benchmark::State& state, torch::jit::Module& plain, torch::jit::Module& instrumented,
                      const std::vector<torch::jit::IValue>& input, int block, double regions_per_forward) {
   warm_up(plain, input);
   warm_up(instrumented, input);
+  auto time_block = [&](torch::jit::Module& module) {
+    const std::int64_t start = thread_cpu_ns();
+    for (int i = 0; i < block; ++i) benchmark::DoNotOptimize(module.forward(input));
+    return static_cast<double>(thread_cpu_ns() - start) / block;
+  };
   regionprof::capture_session capture;
-  double best_plain = std::numeric_limits<double>::infinity();
-  double best_regions = std::numeric_limits<double>::infinity();
+  std::vector<double> plain_ns;
+  std::vector<double> regions_ns;
+  std::vector<double> ratios[2];       // [0]: plain ran first in the pair, [1]: instrumented first
+  std::vector<double> differences[2];  // ns per forward, same split
+  bool plain_first = true;
   for (auto _ : state) {
-    std::int64_t start = thread_cpu_ns();
-    for (int i = 0; i < block; ++i) benchmark::DoNotOptimize(plain.forward(input));
-    const std::int64_t plain_ns = thread_cpu_ns() - start;
-    start = thread_cpu_ns();
-    for (int i = 0; i < block; ++i) benchmark::DoNotOptimize(instrumented.forward(input));
-    const std::int64_t regions_ns = thread_cpu_ns() - start;
-    best_plain = std::min(best_plain, static_cast<double>(plain_ns) / block);
-    best_regions = std::min(best_regions, static_cast<double>(regions_ns) / block);
+    double p = 0;
+    double r = 0;
+    if (plain_first) {
+      p = time_block(plain);
+      r = time_block(instrumented);
+    } else {
+      r = time_block(instrumented);
+      p = time_block(plain);
+    }
+    const int order = plain_first ? 0 : 1;
+    ratios[order].push_back(r / p);
+    differences[order].push_back(r - p);
+    plain_ns.push_back(p);
+    regions_ns.push_back(r);
+    plain_first = !plain_first;
   }
   const regionprof::capture_result recorded = capture.stop();
-  state.counters["plain_ns"] = best_plain;
-  state.counters["regions_ns"] = best_regions;
-  state.counters["regions_over_plain"] = best_regions / best_plain;
-  state.counters["ns_per_region"] = (best_regions - best_plain) / regions_per_forward;
+  const double plain_best = *std::min_element(plain_ns.begin(), plain_ns.end());
+  const double regions_best = *std::min_element(regions_ns.begin(), regions_ns.end());
+  state.counters["regions_over_plain"] = std::sqrt(median(ratios[0]) * median(ratios[1]));
+  state.counters["ns_per_region"] = (median(differences[0]) + median(differences[1])) / 2 / regions_per_forward;
+  state.counters["plain_ns"] = median(plain_ns);
+  state.counters["regions_ns"] = median(regions_ns);
+  state.counters["regions_over_plain_best"] = regions_best / plain_best;
+  state.counters["ns_per_region_best"] = (regions_best - plain_best) / regions_per_forward;
+  state.counters["plain_ns_best"] = plain_best;
   state.counters["ranges_recorded_per_forward"] =
       static_cast<double>(recorded.data.intervals.size()) / static_cast<double>(state.iterations() * block);
 }
