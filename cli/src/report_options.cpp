@@ -2,18 +2,16 @@
 
 #include <limits>
 #include <ostream>
-#include <regex>
 #include <stdexcept>
 
 namespace regionprof::cli {
 namespace {
 
-void check_regex(std::string_view flag, const std::string& pattern) {
-  if (pattern.empty()) throw usage_error("option " + std::string(flag) + " needs a non-empty regex");
+void check_rule(std::string_view flag, const name_rule& rule, std::string_view role) {
   try {
-    const std::regex check(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw usage_error("option " + std::string(flag) + ": invalid ECMAScript regex '" + pattern + "': " + e.what());
+    validate_name_rule(rule, role);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error("option " + std::string(flag) + ": " + e.what());
   }
 }
 
@@ -21,9 +19,10 @@ void check_regex(std::string_view flag, const std::string& pattern) {
 
 bool parse_report_flag(arguments& args, report_options& options) {
   if (auto value = args.value_of("--run-marker")) {
-    check_regex("--run-marker", *value);
     // A regex over every domain: Kineto annotations and NVTX ranges alike.
-    options.analysis.run_marker = name_rule{match_kind::regex, *value, "run", ""};
+    name_rule rule{match_kind::regex, *value, "run", ""};
+    check_rule("--run-marker", rule, "run marker");
+    options.analysis.run_marker = std::move(rule);
     return true;
   }
   if (auto value = args.value_of("--region")) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -22,13 +21,11 @@ const char* const overlapping_sessions =
     "regionprof::profile: a capture session is already active in this process (profile() does not nest "
     "and two profiles cannot run at once); finish the other one first";
 
-void check_rule(const name_rule& rule, std::string_view what) {
-  if (rule.match != match_kind::regex) return;
+void check_rule(const name_rule& rule, std::string_view role) {
   try {
-    std::regex check(rule.pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument("regionprof::profile: " + std::string(what) + " '" + rule.pattern +
-                                "' is not a valid ECMAScript regex: " + e.what());
+    validate_name_rule(rule, role);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("regionprof::profile: ") + e.what());
   }
 }
 
@@ -37,7 +34,7 @@ void check_options(const std::function<void()>& workload, const profile_options&
   if (options.measured_runs == 0) {
     throw std::invalid_argument("regionprof::profile: measured_runs must be at least 1");
   }
-  check_rule(options.run_marker, "run_marker");
+  check_rule(options.run_marker, "run marker");
   for (const name_rule& rule : options.region_rules) check_rule(rule, "region rule");
   if (capture_session_active()) throw std::logic_error(overlapping_sessions);
 }

@@ -42,9 +42,19 @@ name_rule default_run_marker();
 /// The reference module's two region kinds: prefixes `aot_module:` and `untuned_module:`.
 std::vector<name_rule> default_region_rules();
 
+/// The one validation of a name rule, used by the analysis, the harness and the CLI: a non-empty
+/// pattern, a known match kind, and for `regex` a pattern that compiles. Throws std::invalid_argument
+/// `<role> '<pattern>': <reason>` otherwise; `role` names the rule (`run marker`, `region rule`).
+///
+/// ```
+/// regionprof::validate_name_rule({regionprof::match_kind::regex, "layer_("}, "region rule");
+/// // throws: region rule 'layer_(': invalid ECMAScript regex: ...
+/// ```
+void validate_name_rule(const name_rule& rule, std::string_view role);
+
 /// Parses the CLI form `REGEX[=KIND]` (KIND defaults to `region`; KIND is the text after the last
-/// `=` when it is an identifier, so a regex may itself contain `=`). Throws std::invalid_argument with
-/// the reason when REGEX is not a valid ECMAScript regex.
+/// `=` when it is an identifier, so a regex may itself contain `=`). Throws std::invalid_argument
+/// (validate_name_rule's message, role `region rule`) when REGEX is empty or invalid.
 name_rule parse_region_arg(std::string_view arg);
 
 /// Every knob of the analysis in one place.

@@ -2,27 +2,19 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace regionprof {
 
-/// Stable warning codes (DESIGN.md, Report). The string form is part of the report schema.
+/// Stable warning codes (docs/report-schema.md, "Warning codes"), from the one table
+/// `warning_codes.def`. The string form is part of the report schema.
 enum class warning_code : std::uint8_t {
-  unmapped_region_events = 0,
-  uncorrelated_device_ops = 1,
-  off_thread_events = 2,
-  no_run_markers = 3,
-  run_count_mismatch = 4,
-  overlapping_ranges = 5,
-  unbalanced_ranges = 6,
-  clock_anomaly = 7,
-  device_tracing_unavailable = 8,
-  cupti_subscriber_conflict = 9,
-  nvtx_tool_conflict = 10,
-  dropped_device_records = 11,
-  dropped_host_records = 12,
-  cupti_overhead = 13,  ///< CUPTI's own time (OVERHEAD records), by kind: informs, loses nothing
+#define REGIONPROF_WARNING_CODE(enumerator, value, code, sources, meaning, action) enumerator = value,
+#include "regionprof/warning_codes.def"
+#undef REGIONPROF_WARNING_CODE
 };
 
 /// Which part of regionprof raised a warning.
@@ -32,6 +24,31 @@ enum class warning_source : std::uint8_t { core = 0, nvtx = 1, cupti = 2, import
 std::string_view to_string(warning_code code) noexcept;
 /// `core`, `nvtx`, `cupti` or `import`.
 std::string_view to_string(warning_source source) noexcept;
+
+/// The code whose string form is `text` (`"CUPTI_OVERHEAD"` -> `warning_code::cupti_overhead`), if any.
+///
+/// ```
+/// auto code = regionprof::warning_code_from_string("NO_RUN_MARKERS");  // warning_code::no_run_markers
+/// ```
+std::optional<warning_code> warning_code_from_string(std::string_view text) noexcept;
+/// The source whose string form is `text` (`"cupti"` -> `warning_source::cupti`), if any.
+std::optional<warning_source> warning_source_from_string(std::string_view text) noexcept;
+
+/// One row of the warning-code table: what a code means and what the user should do.
+struct warning_code_info {
+  warning_code code;
+  std::string_view name;     ///< `NO_RUN_MARKERS`, as the report writes it
+  std::string_view sources;  ///< the sources that raise it, `core, nvtx`
+  std::string_view meaning;
+  std::string_view action;   ///< what the user should do
+};
+
+/// Every warning code in enum order, from `warning_codes.def`.
+///
+/// ```
+/// for (const auto& info : regionprof::warning_code_table()) std::cout << info.name << '\n';
+/// ```
+std::span<const warning_code_info> warning_code_table() noexcept;
 
 /// One report warning. `message` states the count and what to do about it.
 ///

@@ -20,17 +20,10 @@ std::string_view match_name(match_kind kind) {
 name_classifier::compiled_rule name_classifier::compile(const name_rule& rule, const char* role) const {
   compiled_rule compiled;
   compiled.rule = &rule;
+  validate_name_rule(rule, role);
   if (rule.match == match_kind::regex) {
-    try {
-      compiled.regex.emplace(rule.pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw std::invalid_argument(std::string(role) + " rule regex '" + rule.pattern +
-                                  "' is not a valid ECMAScript regex: " + e.what());
-    }
+    compiled.regex.emplace(rule.pattern, std::regex::ECMAScript);
     compiled.has_group = compiled.regex->mark_count() >= 1;
-  } else if (rule.match != match_kind::exact && rule.match != match_kind::prefix) {
-    throw std::invalid_argument(std::string(role) + " rule '" + rule.pattern + "' has an unknown match kind " +
-                                std::to_string(static_cast<int>(rule.match)));
   }
   if (!rule.domain.empty()) {
     compiled.domain_absent = true;

@@ -28,19 +28,33 @@ bool is_identifier(std::string_view text) {
 
 }  // namespace
 
+void validate_name_rule(const name_rule& rule, std::string_view role) {
+  auto fail = [&](const std::string& reason) {
+    throw std::invalid_argument(std::string(role) + " '" + rule.pattern + "': " + reason);
+  };
+  switch (rule.match) {
+    case match_kind::exact:
+    case match_kind::prefix:  // an empty prefix is allowed: every range is a region
+      return;
+    case match_kind::regex:
+      if (rule.pattern.empty()) fail("empty regex");
+      try {
+        const std::regex check(rule.pattern, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        fail(std::string("invalid ECMAScript regex: ") + e.what());
+      }
+      return;
+  }
+  fail("unknown match kind " + std::to_string(static_cast<int>(rule.match)));
+}
+
 name_rule parse_region_arg(std::string_view arg) {
   name_rule rule{match_kind::regex, std::string(arg), "region", ""};
   if (auto eq = arg.rfind('='); eq != std::string_view::npos && is_identifier(arg.substr(eq + 1))) {
     rule.pattern = std::string(arg.substr(0, eq));
     rule.kind = std::string(arg.substr(eq + 1));
   }
-  if (rule.pattern.empty()) throw std::invalid_argument("region rule '" + std::string(arg) + "': empty regex");
-  try {
-    std::regex check(rule.pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument("region rule '" + std::string(arg) + "': invalid ECMAScript regex '" +
-                                rule.pattern + "': " + e.what());
-  }
+  validate_name_rule(rule, "region rule");
   return rule;
 }
 

@@ -411,22 +411,6 @@ std::string_view type_name(od::json_type type) noexcept {
   return "a value";
 }
 
-std::optional<warning_code> warning_code_from(std::string_view text) {
-  for (int i = 0; i <= static_cast<int>(warning_code::dropped_host_records); ++i) {
-    const auto code = static_cast<warning_code>(i);
-    if (to_string(code) == text) return code;
-  }
-  return std::nullopt;
-}
-
-std::optional<warning_source> warning_source_from(std::string_view text) {
-  for (int i = 0; i <= static_cast<int>(warning_source::import); ++i) {
-    const auto source = static_cast<warning_source>(i);
-    if (to_string(source) == text) return source;
-  }
-  return std::nullopt;
-}
-
 /// FNV-1a: a stable hash for synthetic pid/tid numbers of string ids.
 std::uint64_t fnv1a(std::string_view text) noexcept {
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -1280,9 +1264,9 @@ class kineto_reader {
             !message->is_string()) {
           fail_own("each warning must be an object with string 'code', 'source' and 'message'");
         }
-        const auto parsed_code = warning_code_from(code->as_string());
+        const auto parsed_code = warning_code_from_string(code->as_string());
         if (!parsed_code) fail_own("unknown warning code " + quote_text(code->as_string()));
-        const auto parsed_source = warning_source_from(source->as_string());
+        const auto parsed_source = warning_source_from_string(source->as_string());
         if (!parsed_source) fail_own("unknown warning source " + quote_text(source->as_string()));
         restored.push_back({*parsed_code, *parsed_source, std::string(message->as_string())});
       }

@@ -1,25 +1,34 @@
 #include "regionprof/warnings.hpp"
 
+#include <array>
+
 namespace regionprof {
+namespace {
+
+constexpr std::array warning_codes{
+#define REGIONPROF_WARNING_CODE(enumerator, value, code, sources, meaning, action) \
+  warning_code_info{warning_code::enumerator, code, sources, meaning, action},
+#include "regionprof/warning_codes.def"
+#undef REGIONPROF_WARNING_CODE
+};
+
+// The table is indexed by the enum's value: values are dense and in order.
+constexpr bool dense_in_order() {
+  for (std::size_t i = 0; i < warning_codes.size(); ++i) {
+    if (static_cast<std::size_t>(warning_codes[i].code) != i) return false;
+  }
+  return true;
+}
+static_assert(dense_in_order(), "warning_codes.def: values must be 0, 1, 2, ... in order");
+
+constexpr std::array warning_sources{warning_source::core, warning_source::nvtx, warning_source::cupti,
+                                     warning_source::import};
+
+}  // namespace
 
 std::string_view to_string(warning_code code) noexcept {
-  switch (code) {
-    case warning_code::unmapped_region_events: return "UNMAPPED_REGION_EVENTS";
-    case warning_code::uncorrelated_device_ops: return "UNCORRELATED_DEVICE_OPS";
-    case warning_code::off_thread_events: return "OFF_THREAD_EVENTS";
-    case warning_code::no_run_markers: return "NO_RUN_MARKERS";
-    case warning_code::run_count_mismatch: return "RUN_COUNT_MISMATCH";
-    case warning_code::overlapping_ranges: return "OVERLAPPING_RANGES";
-    case warning_code::unbalanced_ranges: return "UNBALANCED_RANGES";
-    case warning_code::clock_anomaly: return "CLOCK_ANOMALY";
-    case warning_code::device_tracing_unavailable: return "DEVICE_TRACING_UNAVAILABLE";
-    case warning_code::cupti_subscriber_conflict: return "CUPTI_SUBSCRIBER_CONFLICT";
-    case warning_code::nvtx_tool_conflict: return "NVTX_TOOL_CONFLICT";
-    case warning_code::dropped_device_records: return "DROPPED_DEVICE_RECORDS";
-    case warning_code::dropped_host_records: return "DROPPED_HOST_RECORDS";
-    case warning_code::cupti_overhead: return "CUPTI_OVERHEAD";
-  }
-  return "UNKNOWN";
+  const auto index = static_cast<std::size_t>(code);
+  return index < warning_codes.size() ? warning_codes[index].name : std::string_view("UNKNOWN");
 }
 
 std::string_view to_string(warning_source source) noexcept {
@@ -31,5 +40,21 @@ std::string_view to_string(warning_source source) noexcept {
   }
   return "core";
 }
+
+std::optional<warning_code> warning_code_from_string(std::string_view text) noexcept {
+  for (const warning_code_info& info : warning_codes) {
+    if (info.name == text) return info.code;
+  }
+  return std::nullopt;
+}
+
+std::optional<warning_source> warning_source_from_string(std::string_view text) noexcept {
+  for (warning_source source : warning_sources) {
+    if (to_string(source) == text) return source;
+  }
+  return std::nullopt;
+}
+
+std::span<const warning_code_info> warning_code_table() noexcept { return warning_codes; }
 
 }  // namespace regionprof

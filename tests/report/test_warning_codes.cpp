@@ -1,0 +1,89 @@
+// The one table of warning codes (warning_codes.def): every code survives the JSON report and a
+// Chrome trace read back by the importer, with its source and message.
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/analysis.hpp"
+#include "regionprof/import.hpp"
+#include "regionprof/report.hpp"
+#include "regionprof/warnings.hpp"
+#include "support/trace_builder.hpp"
+
+using namespace regionprof;
+
+namespace {
+
+constexpr warning_source sources[] = {warning_source::core, warning_source::nvtx, warning_source::cupti,
+                                      warning_source::import};
+
+/// A one-run trace carrying one warning of every code, sources in rotation.
+trace trace_with_every_warning() {
+  trace t = test::trace_builder().thread(1).marker(0, 1000).range("aot_module:a", 100, 400).build();
+  std::size_t i = 0;
+  for (const warning_code_info& info : warning_code_table()) {
+    t.warnings.push_back({info.code, sources[i++ % 4], "message of " + std::string(info.name)});
+  }
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(warning_codes)
+
+BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
+  const auto table = warning_code_table();
+  BOOST_TEST(table.size() == 14u);
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    BOOST_TEST(static_cast<std::size_t>(table[i].code) == i);
+    BOOST_TEST(to_string(table[i].code) == table[i].name);
+    BOOST_TEST(warning_code_from_string(table[i].name) == std::optional<warning_code>(table[i].code));
+    BOOST_TEST(!table[i].meaning.empty());
+    BOOST_TEST(!table[i].action.empty());
+    BOOST_TEST(table[i].meaning.find('|') == std::string_view::npos);
+    BOOST_TEST(table[i].action.find('|') == std::string_view::npos);
+    names.insert(table[i].name);
+  }
+  BOOST_TEST(names.size() == table.size());
+  BOOST_TEST(to_string(warning_code::cupti_overhead) == "CUPTI_OVERHEAD");
+  BOOST_TEST(!warning_code_from_string("NOT_A_CODE").has_value());
+  BOOST_TEST(!warning_code_from_string("no_run_markers").has_value());
+  for (warning_source s : sources) BOOST_TEST(warning_source_from_string(to_string(s)) == std::optional(s));
+  BOOST_TEST(!warning_source_from_string("gpu").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(every_code_round_trips_through_the_json_report) {
+  const trace t = trace_with_every_warning();
+  const analysis_options options;
+  const analysis_result result = analyze(t, options);
+  const boost::json::array warnings =
+      boost::json::parse(to_json(result, t, options, report_context{})).at("warnings").as_array();
+  BOOST_REQUIRE(warnings.size() >= warning_code_table().size());
+  std::size_t i = 0;
+  for (const warning_code_info& info : warning_code_table()) {
+    const boost::json::object& w = warnings[i].as_object();
+    BOOST_TEST(w.at("code").as_string() == info.name);
+    BOOST_TEST(w.at("source").as_string() == to_string(sources[i % 4]));
+    BOOST_TEST(w.at("message").as_string() == "message of " + std::string(info.name));
+    ++i;
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_code_round_trips_through_the_chrome_trace) {
+  const trace t = trace_with_every_warning();
+  std::ostringstream text;
+  write_chrome_trace(t, text);
+  const trace back = import_kineto_trace_text(text.str(), "every_warning.json");
+  BOOST_REQUIRE(back.warnings.size() >= t.warnings.size());
+  for (std::size_t i = 0; i < t.warnings.size(); ++i) {
+    BOOST_TEST(back.warnings[i].code == t.warnings[i].code);
+    BOOST_TEST(back.warnings[i].source == t.warnings[i].source);
+    BOOST_TEST(back.warnings[i].message == t.warnings[i].message);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
