@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
     regionprof::profile_options options;
     options.warmup_runs = args.warmup_runs;
     options.measured_runs = args.runs;
-    options.cross_thread = args.cross_thread;
+    options.analysis.cross_thread = args.cross_thread;
     options.trace_file = args.trace;
     options.target_type = "cpu_pipeline";
     const regionprof::Profile profile = regionprof::profile(pipeline, options);

@@ -34,8 +34,13 @@ void check_options(const std::function<void()>& workload, const profile_options&
   if (options.measured_runs == 0) {
     throw std::invalid_argument("regionprof::profile: measured_runs must be at least 1");
   }
-  check_rule(options.run_marker, "run marker");
-  for (const name_rule& rule : options.region_rules) check_rule(rule, "region rule");
+  if (options.analysis.skip_runs != 0) {
+    throw std::invalid_argument(
+        "regionprof::profile: analysis.skip_runs is the harness's own (its internal warm-up run); "
+        "leave it 0 and set warmup_runs instead");
+  }
+  check_rule(options.analysis.run_marker, "run marker");
+  for (const name_rule& rule : options.analysis.region_rules) check_rule(rule, "region rule");
   if (capture_session_active()) throw std::logic_error(overlapping_sessions);
 }
 
@@ -111,7 +116,8 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
     t.run_wall_times_ns.push_back(spans[run].end_ns - spans[run].start_ns);
   }
 
-  analysis_options analysis{options.run_marker, options.region_rules, options.cross_thread, options.row_limit, 1};
+  analysis_options analysis = options.analysis;
+  analysis.skip_runs = 1;  // the internal warm-up run
   if (!captured.stats.tool_attached) {
     if (nvtx_tool_conflict().empty()) {
       t.warnings.push_back({warning_code::nvtx_tool_conflict, warning_source::nvtx,

@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(a_profile_inside_a_profile_is_refused) {
 // 6 recorded calls (1 internal warm-up + 5 measured) x 2 markers, the first skipped: 11 runs, not 5.
 BOOST_AUTO_TEST_CASE(a_run_marker_rule_matching_twice_per_call_is_a_run_count_mismatch) {
   profile_options options = quick(0, 5);
-  options.run_marker = {match_kind::exact, "step", "run", ""};
+  options.analysis.run_marker = {match_kind::exact, "step", "run", ""};
   BOOST_CHECK_EXCEPTION(regionprof::profile(
                             [] {
                               for (int i = 0; i < 2; ++i) {
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(a_run_marker_rule_matching_twice_per_call_is_a_run_count_mi
 
 BOOST_AUTO_TEST_CASE(a_custom_run_marker_matching_once_per_call_works) {
   profile_options options = quick(1, 3);
-  options.run_marker = {match_kind::regex, "step#\\d+", "run", ""};
+  options.analysis.run_marker = {match_kind::regex, "step#\\d+", "run", ""};
   int step = 0;
   const Profile profile = regionprof::profile(
       [&] {
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(invalid_options_are_refused_before_the_workload_runs) {
   auto workload = [&] { ++calls; };
   BOOST_CHECK_THROW(regionprof::profile(workload, quick(1, 0)), std::invalid_argument);
   profile_options bad_rule = quick(1, 1);
-  bad_rule.region_rules.push_back({match_kind::regex, "layer_(", "layer", ""});
+  bad_rule.analysis.region_rules.push_back({match_kind::regex, "layer_(", "layer", ""});
   BOOST_CHECK_EXCEPTION(regionprof::profile(workload, bad_rule), std::invalid_argument,
                         [](const std::invalid_argument& e) {
                           return std::string(e.what()).find("'layer_('") != std::string::npos;

@@ -104,7 +104,8 @@ class string_table {
   name_id intern(std::string_view text);
   /// The id of `text` when present, else `npos`. Never adds.
   name_id find(std::string_view text) const;
-  /// The string of `id`. Precondition: id < size().
+  /// The string of `id`. Precondition: id < size(). Its data() is NUL-terminated and keeps its address
+  /// for the table's life (moves included), so a caller may hand it out as a C string.
   std::string_view view(name_id id) const { return views_[id]; }
   std::size_t size() const noexcept { return views_.size(); }
 

@@ -43,7 +43,7 @@ name_classifier::name_classifier(const trace& input, const analysis_options& opt
     : trace_(input), by_name_(input.strings.size()) {
   marker_ = compile(options.run_marker, "run marker");
   region_rules_.reserve(options.region_rules.size());
-  for (const name_rule& rule : options.region_rules) region_rules_.push_back(compile(rule, "region"));
+  for (const name_rule& rule : options.region_rules) region_rules_.push_back(compile(rule, "region rule"));
 }
 
 std::optional<std::string> name_classifier::match(const compiled_rule& rule, std::string_view text) {

@@ -22,10 +22,10 @@ struct profile_options {
   std::size_t warmup_runs = 3;     ///< calls before recording starts (not recorded, not reported)
   std::size_t measured_runs = 10;  ///< recorded, reported runs (at least 1)
   std::optional<std::string> trace_file;  ///< also write the Chrome trace here (Perfetto, chrome://tracing)
-  name_rule run_marker = default_run_marker();  ///< the harness marks each call with the default marker
-  std::vector<name_rule> region_rules = default_region_rules();  ///< first matching rule wins
-  bool cross_thread = false;  ///< attribute work of other threads to the run (DESIGN.md rule 9)
-  std::size_t row_limit = 20;  ///< key-average rows per view
+  /// Run marker, region rules, cross_thread, row_limit. The harness marks each call with the default
+  /// marker; a custom `run_marker` must match exactly one range per call. `skip_runs` is the harness's
+  /// own (its internal warm-up run) and must stay 0: use `warmup_runs`.
+  analysis_options analysis;
   bool device_tracing = true;  ///< record device activity through CUPTI when a device is present
   device_options device;       ///< CUPTI buffer sizes and cap
   capture_options capture;     ///< NVTX capture memory cap
@@ -46,8 +46,8 @@ struct profile_options {
 /// tool owns NVTX (NVTX_TOOL_CONFLICT) the runs are timed by the wall clock alone.
 ///
 /// Throws:
-/// - std::invalid_argument for measured_runs == 0, an empty workload, or an invalid regex rule
-///   (before the workload runs);
+/// - std::invalid_argument for measured_runs == 0, an empty workload, analysis.skip_runs != 0, or an
+///   invalid rule (regionprof::validate_name_rule; before the workload runs);
 /// - std::logic_error when another profile or capture session is active in the process;
 /// - std::runtime_error starting with `RUN_COUNT_MISMATCH` when the run-marker rule finds a number of
 ///   measured runs other than measured_runs (a custom rule must match exactly one range per call). When
@@ -58,6 +58,7 @@ struct profile_options {
 /// ```
 /// regionprof::profile_options options;
 /// options.trace_file = "trace.json";
+/// options.analysis.region_rules = {regionprof::parse_region_arg("layer_(.*)=layer")};
 /// regionprof::Profile result = regionprof::profile([&] { model.forward(input); }, options);
 /// std::cout << result.markdown();
 /// result.write_json("profile.json");

@@ -268,30 +268,22 @@ std::uint32_t intern_cached(thread_buffer* b, const char* text, std::size_t leng
 
 // ---- registries -------------------------------------------------------------------------------------
 
-string_registry::string_registry() { intern({}); }
-
 std::pair<std::uint32_t, const char*> string_registry::intern(std::string_view text) {
   std::lock_guard lock(mutex_);
-  if (auto found = index_.find(text); found != index_.end()) {
-    return {found->second, found->first.data()};
-  }
-  const std::string& stored = storage_.emplace_back(text);
-  const auto id = static_cast<std::uint32_t>(views_.size());
-  views_.push_back(stored);
-  index_.emplace(stored, id);
-  return {id, stored.c_str()};
+  const name_id id = table_.intern(text);
+  return {id, table_.view(id).data()};
 }
 
 std::size_t string_registry::size() {
   std::lock_guard lock(mutex_);
-  return views_.size();
+  return table_.size();
 }
 
 void string_registry::texts_of(const std::vector<std::uint32_t>& ids, std::vector<std::string>& out) {
   std::lock_guard lock(mutex_);
   out.clear();
   out.reserve(ids.size());
-  for (std::uint32_t id : ids) out.emplace_back(id < views_.size() ? views_[id] : std::string_view{});
+  for (std::uint32_t id : ids) out.emplace_back(id < table_.size() ? table_.view(id) : std::string_view{});
 }
 
 domain_registry::domain_registry() { create({}); }

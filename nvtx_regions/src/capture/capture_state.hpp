@@ -21,7 +21,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "capture/capture_clock.hpp"
+#include "regionprof/trace.hpp"
 
 namespace regionprof::capture_detail {
 
@@ -157,10 +157,10 @@ struct thread_info {
   thread_buffer* buffer = nullptr;    ///< nullptr once exited
 };
 
-/// Interned strings: content -> id, ids never reused. Ids fit a record's name field.
+/// Interned strings shared by every thread: a regionprof::string_table behind a mutex. Content -> id,
+/// ids never reused (0 is the empty string). Ids fit a record's name field.
 class string_registry {
  public:
-  string_registry();
   /// The id of `text` and the registry's stable, NUL-terminated copy of it.
   std::pair<std::uint32_t, const char*> intern(std::string_view text);
   /// How many ids have been given out.
@@ -170,9 +170,7 @@ class string_registry {
 
  private:
   std::mutex mutex_;
-  std::deque<std::string> storage_;  // stable element addresses
-  std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, std::uint32_t> index_;
+  string_table table_;
 };
 
 /// Domains: name -> id (0: the default domain). Ids fit a record's domain field.
