@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "import/byte_source.hpp"
+#include "import/input_window.hpp"
 #include "import/microseconds.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/trace.hpp"
@@ -39,10 +40,12 @@ namespace {
 
 namespace od = simdjson::ondemand;
 using import_detail::byte_source;
-
-constexpr std::size_t sj_padding = simdjson::SIMDJSON_PADDING;
-
-bool is_space(int c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+using import_detail::choose_cut;
+using import_detail::is_space;
+using import_detail::last_unescaped_quote;
+using import_detail::sj_padding;
+using import_detail::window_frame;
+using import_detail::window_reader;
 
 std::string_view trim_right(std::string_view text) noexcept {
   while (!text.empty() && is_space(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -62,149 +65,6 @@ std::string describe_byte(int c) {
   char hex[16];
   std::snprintf(hex, sizeof hex, "0x%02x", c);
   return std::string("byte ") + hex;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Input buffer
-
-/// The unconsumed input in memory: either the whole file mapped copy-on-write (plain files: no
-/// copy; pages are released behind the reader) or a buffer refilled from a byte_source (gzip,
-/// memory). Layout either way: base_[0] is a spare byte (room for a window's '[' prefix), the
-/// unconsumed bytes are [begin_, end_), and at least 1 + padding writable bytes follow end_ (room
-/// for a window's ']' suffix and simdjson's padding; in a mapped file they may be input bytes).
-class window_reader {
- public:
-  window_reader(byte_source& source, std::size_t buffer_bytes) : source_(source) {
-    mapping_ = source.map(1 + sj_padding);
-    if (mapping_) {
-      base_ = mapping_->data() - 1;
-      end_ = 1 + mapping_->size();
-      exhausted_ = true;
-    } else {
-      allocate(buffer_bytes);
-    }
-  }
-
-  char* begin() noexcept { return base_ + begin_; }
-  char* end() noexcept { return base_ + end_; }
-  /// True when end() is the end of the input.
-  bool exhausted() const noexcept { return exhausted_; }
-  /// Absolute input offset of `p` (a pointer into the unconsumed bytes or just past them).
-  std::uint64_t offset_of(const char* p) const noexcept {
-    return consumed_ + static_cast<std::uint64_t>(p - (base_ + begin_));
-  }
-  std::uint64_t offset() const noexcept { return consumed_; }
-
-  void consume_to(const char* p) noexcept {
-    consumed_ += static_cast<std::uint64_t>(p - begin());
-    begin_ = static_cast<std::size_t>(p - base_);
-  }
-  void consume(std::size_t n) noexcept { consume_to(begin() + n); }
-
-  /// Makes at least `want` unconsumed bytes available, or all that is left of the input.
-  void ensure(std::size_t want) {
-    if (mapping_) {
-      mapping_->release_before(begin() - 1);
-      return;
-    }
-    if (end_ - begin_ >= want || exhausted_) return;
-    const std::size_t kept = end_ - begin_;
-    if (want > capacity_) {
-      auto old = std::move(buffer_);
-      const char* old_begin = old.get() + begin_;
-      allocate(std::max(want, capacity_ * 2));
-      std::memcpy(base_ + 1, old_begin, kept);
-    } else if (begin_ != 1 && kept != 0) {
-      std::memmove(base_ + 1, begin(), kept);
-    }
-    begin_ = 1;
-    end_ = 1 + kept;
-    while (!exhausted_ && end_ < 1 + capacity_) {
-      const std::size_t got = source_.read(base_ + end_, 1 + capacity_ - end_);
-      if (got == 0) exhausted_ = true;
-      end_ += got;
-    }
-  }
-
-  /// Skips whitespace; returns the next byte without consuming it, or -1 at the end of the input.
-  int peek_nonspace() {
-    for (;;) {
-      char* p = begin();
-      char* const e = end();
-      while (p < e && is_space(static_cast<unsigned char>(*p))) ++p;
-      consume_to(p);
-      if (p < e) return static_cast<unsigned char>(*p);
-      if (exhausted_) return -1;
-      ensure(1);
-    }
-  }
-
-  /// The next byte (not consumed), or -1 at the end of the input.
-  int peek() {
-    ensure(1);
-    return begin_ == end_ ? -1 : static_cast<unsigned char>(base_[begin_]);
-  }
-
-  /// The next byte (consumed), or -1 at the end of the input.
-  int next() {
-    const int c = peek();
-    if (c >= 0) consume(1);
-    return c;
-  }
-
- private:
-  void allocate(std::size_t capacity) {
-    capacity_ = capacity;
-    // spare '[' + data + ']' + padding
-    buffer_ = std::make_unique_for_overwrite<char[]>(1 + capacity + 1 + sj_padding);
-    base_ = buffer_.get();
-    begin_ = end_ = 1;
-  }
-
-  byte_source& source_;
-  std::unique_ptr<import_detail::file_mapping> mapping_;
-  std::unique_ptr<char[]> buffer_;
-  char* base_ = nullptr;
-  std::size_t capacity_ = 0;
-  std::size_t begin_ = 1;
-  std::size_t end_ = 1;
-  std::uint64_t consumed_ = 0;  // absolute offset of base_[begin_]
-  bool exhausted_ = false;
-};
-
-/// Writes the window's '[' prefix, ']' suffix and blank padding, and restores the bytes it covered.
-class window_frame {
- public:
-  /// The 1 + padding bytes from `cut` on must be writable (window_reader guarantees it); in a
-  /// mapped file they may be input bytes beyond the window, so all of them are restored.
-  window_frame(char* begin, char* cut) : cut_(cut) {
-    std::memcpy(saved_.data(), cut, saved_.size());
-    begin[-1] = '[';
-    cut[0] = ']';
-    std::memset(cut + 1, ' ', sj_padding);
-  }
-  window_frame(const window_frame&) = delete;
-  window_frame& operator=(const window_frame&) = delete;
-  ~window_frame() { std::memcpy(cut_, saved_.data(), saved_.size()); }
-
- private:
-  char* cut_;
-  std::array<char, 1 + sj_padding> saved_{};
-};
-
-/// The last quote in [begin, end) that is not escaped (preceded by an even number of backslashes).
-const char* last_unescaped_quote(const char* begin, const char* end) noexcept {
-  const char* p = end;
-  while (p > begin) {
-    const void* found = memrchr(begin, '"', static_cast<std::size_t>(p - begin));
-    if (found == nullptr) return nullptr;
-    const char* quote = static_cast<const char*>(found);
-    std::size_t backslashes = 0;
-    for (const char* b = quote; b > begin && b[-1] == '\\'; --b) ++backslashes;
-    if (backslashes % 2 == 0) return quote;
-    p = quote;
-  }
-  return nullptr;
 }
 
 /// Where stage 1 of a window failed: a scalar re-scan finds the first invalid byte.
@@ -681,22 +541,6 @@ class kineto_reader {
     }
   }
 
-  /// A point in [begin, end) outside any string where the window may end, or end itself when the
-  /// window must be tried whole (newline-free JSON: see parse_window's quote-parity retry).
-  static char* choose_cut(char* begin, char* end) noexcept {
-    const auto size = static_cast<std::size_t>(end - begin);
-    if (const void* nl = memrchr(begin, '\n', size)) {
-      char* cut = static_cast<char*>(const_cast<void*>(nl)) + 1;
-      if (static_cast<std::size_t>(cut - begin) >= size / 2) return cut;
-    }
-    // Newline-free: the whole window is tried. A cut inside a string (a multi-byte UTF-8 sequence can
-    // only be in one) makes stage 1 report the unclosed string first; parse_window then cuts before
-    // that string's opening quote.
-    return end;
-  }
-
-  /// Parses events from the reader's position (the first byte of an event) to the end of one
-  /// window. Returns true when the array's ']' was reached; otherwise the reader is left at the next
   /// event (after_element false) or after the last complete one (after_element true).
   bool parse_window(bool& after_element) {
     for (;;) {
