@@ -1,5 +1,6 @@
 // The one table of warning codes (warning_codes.def): every code survives the JSON report and a
 // Chrome trace read back by the importer, with its source and message.
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -30,9 +31,46 @@ trace trace_with_every_warning() {
   return t;
 }
 
+/// The docs table as warning_codes.def renders it: `| `CODE` | `core`, `nvtx` | meaning | action |`.
+std::string rendered_docs_table() {
+  std::string out = "| code | source | meaning | what to do |\n| --- | --- | --- | --- |\n";
+  for (const warning_code_info& info : warning_code_table()) {
+    std::string quoted;
+    std::string_view rest = info.sources;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(", ");
+      if (!quoted.empty()) quoted += ", ";
+      quoted += "`" + std::string(rest.substr(0, comma)) + "`";
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 2);
+    }
+    out += "| `" + std::string(info.name) + "` | " + quoted + " | " + std::string(info.meaning) + " | " +
+           std::string(info.action) + " |\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(warning_codes)
+
+// docs/report-schema.md's table is warning_codes.def's, row for row: on a mismatch the expected
+// block is printed, ready to paste between the markers.
+BOOST_AUTO_TEST_CASE(the_docs_table_is_the_code_table) {
+  const std::string path = std::string(REGIONPROF_SOURCE_DIR) + "/docs/report-schema.md";
+  std::ifstream in(path);
+  BOOST_REQUIRE_MESSAGE(in, "cannot read " + path);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string begin = "<!-- warning-codes:begin -->\n";
+  const std::string end = "<!-- warning-codes:end -->";
+  const std::size_t from = doc.find(begin);
+  const std::size_t to = doc.find(end);
+  BOOST_REQUIRE(from != std::string::npos);
+  BOOST_REQUIRE(to != std::string::npos && to > from);
+  const std::string table = doc.substr(from + begin.size(), to - from - begin.size());
+  const std::string expected = rendered_docs_table();
+  BOOST_TEST_MESSAGE("expected table:\n" + expected);
+  BOOST_TEST(table == expected);
+}
 
 BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
   const auto table = warning_code_table();
