@@ -3,7 +3,7 @@
 // BM_Analyze/N: N events (CPU intervals + device ops) in Kineto order (each thread's intervals by start,
 // device ops by start). BM_AnalyzeCaptureOrder/N: intervals in end order and device ops in launch
 // order, so the analysis sorts. items_per_second = events per second; generation is outside the timing.
-// Budget (DESIGN.md): >= 10 million events/s on one core, and 10 M events in <= 64 bytes/event peak RSS:
+// Budget (docs/design.md, Budgets): >= 10 million events/s on one core, and 10 M events in <= 64 bytes/event peak RSS:
 //   /usr/bin/time -v build/bin/regionprof_bench --benchmark_filter='BM_Analyze/10000000'
 #include <benchmark/benchmark.h>
 

@@ -1,8 +1,8 @@
-// Kineto import throughput (DESIGN.md budget: >= 500 MB/s of trace JSON) on a generated ~100 MB
+// Kineto import throughput (docs/design.md, Budgets: >= 500 MB/s of trace JSON) on a generated ~100 MB
 // trace in torch.profiler's own layout, plain and gzip, with zlib's inflate alone as the gzip
 // baseline. The trace is generated once, before timing, into temporary files.
 // REGIONPROF_IMPORT_TRACE_MB sets its size (default 100); REGIONPROF_IMPORT_TRACE_KEEP=PATH also
-// keeps the plain trace at PATH, e.g. for the memory check of `regionprof analyze` (README).
+// keeps the plain trace at PATH, e.g. for the memory check of `regionprof analyze` (docs/cli.md).
 //
 //   build/bin/regionprof_bench --benchmark_filter='Import|Inflate' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one command line)

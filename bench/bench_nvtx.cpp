@@ -1,4 +1,4 @@
-// NVTX capture overhead (DESIGN.md budget: a push+pop with capture on costs <= 1.5 x two clock reads and
+// NVTX capture overhead (docs/design.md, Budgets: a push+pop with capture on costs <= 1.5 x two clock reads and
 // < 30 ns; <= 16 bytes per range event: 12-byte records, 12.007 with chunk headers). All figures in ns per
 // iteration.
 //

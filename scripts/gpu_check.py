@@ -13,7 +13,7 @@ Checks (standard library only; exit 1 on a failed assertion):
   check-pipeline PROFILE.json   regionprof's profile of examples/cuda_pipeline
   check-nvtx-app PROFILE.json   regionprof's profile of examples/nvtx_app
   compare A.json B.json         per-region device time of two profiles agree within --tolerance
-  overhead BARE REGIONPROF KINETO  launch-overhead ratio (DESIGN.md budget: regionprof <= Kineto)
+  overhead BARE REGIONPROF KINETO  launch-overhead ratio (docs/design.md, Budgets: regionprof <= Kineto)
 """
 import argparse
 import json

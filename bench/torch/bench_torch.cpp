@@ -1,4 +1,4 @@
-// LibTorch adapter budgets (DESIGN.md): a model with every module a region is <= 2 % slower than
+// LibTorch adapter budgets (docs/design.md, Budgets): a model with every module a region is <= 2 % slower than
 // uninstrumented and has less overhead than LibTorch's own profiler; a region costs <= 250 ns per call.
 //
 // All on one intra-op thread, the same input, TorchScript with graph optimisation on (the default),

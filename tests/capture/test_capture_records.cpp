@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(a_record_packs_delta_kind_domain_and_name_into_12_bytes) {
   BOOST_TEST(max_delta.kind() == record_kind::pop);
   BOOST_TEST(max_delta.domain() == 0u);
 
-  // 64 KiB holds a 40-byte header and 5458 records: 12.007 bytes per record, the DESIGN.md budget is 16.
+  // 64 KiB holds a 40-byte header and 5458 records: 12.007 bytes per record, the budget (docs/design.md, Budgets) is 16.
   BOOST_TEST(capture_detail::records_per_chunk == 5458u);
   BOOST_TEST(static_cast<double>(capture_detail::chunk_bytes) / capture_detail::records_per_chunk < 12.01);
 }

@@ -1,4 +1,4 @@
-// The JSON report (DESIGN.md, schema_version 1), parsed back and compared field by field.
+// The JSON report (docs/report-schema.md, schema_version 1), parsed back and compared field by field.
 #include <chrono>
 #include <cstdio>
 #include <ctime>

@@ -1,4 +1,4 @@
-// Attribution of a trace's CPU and device time to runs and regions (DESIGN.md, Attribution rules 1-10).
+// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-13).
 #pragma once
 
 #include <cstddef>
@@ -136,10 +136,10 @@ struct analysis_result {
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
 };
 
-/// Applies DESIGN.md's attribution rules. Never throws on odd data: anomalies become warnings.
+/// Applies the attribution rules of docs/design.md. Never throws on odd data: anomalies become warnings.
 /// Throws std::invalid_argument only for an invalid rule (naming the rule and the reason).
 /// (std::length_error for a trace of 2^32 or more CPU intervals or device ops, which one analysis
-/// cannot index.) Semantics left open by DESIGN.md are listed in README.md, "How the analysis decides".
+/// cannot index.) Every decision is a numbered rule of docs/design.md.
 ///
 /// ```
 /// auto result = regionprof::analyze(trace, regionprof::analysis_options{});

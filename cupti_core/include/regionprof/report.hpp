@@ -1,4 +1,4 @@
-// Report writers: JSON (DESIGN.md schema_version 1), Markdown, and a Chrome trace in Kineto's conventions.
+// Report writers: JSON (docs/report-schema.md, schema_version 1), Markdown, and a Chrome trace in Kineto's conventions.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +18,7 @@ struct report_context {
   std::string created_at;  ///< ISO-8601; empty: the time the report is written
 };
 
-/// The JSON report, key for key as DESIGN.md specifies. Times in microseconds (ns / 1000), written as
+/// The JSON report, key for key as docs/report-schema.md specifies. Times in microseconds (ns / 1000), written as
 /// decimals (1234567 ns -> `1234.567`); fractions omitted when the run's total is 0; device fields
 /// omitted (not null, not 0) when the analysis has none. One addition beyond the reference, at the end:
 /// `region_summary` [{`region_id`, `runs_present`, `calls_total`, `cpu_time_us` {`mean`, `min`, `max`},

@@ -1,6 +1,6 @@
 // regionprof trace model: the one input of the analysis.
 //
-// Every timestamp is integer nanoseconds on one clock (DESIGN.md, "One clock"). Producers (the NVTX
+// Every timestamp is integer nanoseconds on one clock (docs/design.md, "One clock"). Producers (the NVTX
 // capture, the CUPTI collector, the Kineto importer, tests) append plain records; the analysis reads them
 // and never mutates the trace. Records are compact on purpose: a 10-million-event trace must fit in
 // <= 64 bytes per event during analysis, so names are ids into one string table.
@@ -50,7 +50,7 @@ enum class device_op_kind : std::uint8_t {
 /// A closed time interval [start_ns, end_ns] on one CPU thread.
 ///
 /// Invariant: start_ns <= end_ns. Input order matters: for two equal intervals on one thread the
-/// earlier one in trace::intervals is the parent (DESIGN.md, Attribution rule 1).
+/// earlier one in trace::intervals is the parent (docs/design.md, rule 1).
 struct cpu_interval {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;

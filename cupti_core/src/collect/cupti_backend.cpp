@@ -101,7 +101,7 @@ class cupti_backend final : public activity_backend {
     status = REGIONPROF_CUPTI(cupti, cuptiActivityRegisterCallbacks, &cupti_buffer_requested, &cupti_buffer_completed);
     if (!status.ok()) return undo(describe_cupti_failure(status, {}));
 
-    // 5. The kinds of DESIGN.md. Never GRAPH_TRACE: with kernel tracing it would replace the kernels of a
+    // 5. The kinds of docs/gpu.md. Never GRAPH_TRACE: with kernel tracing it would replace the kernels of a
     //    graph by one graph record; the kernels keep the graph launch's correlation id instead.
     std::vector<CUpti_ActivityKind> kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                              CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,

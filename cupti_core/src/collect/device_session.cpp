@@ -1,4 +1,4 @@
-// The CUPTI-backed device session (DESIGN.md, Device side; One clock).
+// The CUPTI-backed device session (docs/design.md, "Device side (CUPTI)" and "One clock"; docs/gpu.md).
 #include "regionprof/device_session.hpp"
 
 #include <cstdlib>

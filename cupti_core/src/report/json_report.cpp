@@ -1,4 +1,4 @@
-// The JSON report (DESIGN.md, "Report (JSON, schema_version 1)"), built as a boost::json DOM in the
+// The JSON report (docs/report-schema.md), built as a boost::json DOM in the
 // schema's key order and serialized with numbers as decimals (report/json_text.hpp).
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 // The NVTX capture tool's C++ API: record every NVTX range of this process into a regionprof::trace.
 //
-// The tool is an NVTX v3 tool that NVTX attaches in one of two ways (DESIGN.md, Hot path):
+// The tool is an NVTX v3 tool that NVTX attaches in one of two ways (docs/design.md, "Hot path (capture)"):
 // - static: the program links regionprof::nvtx_capture (regionprof::nvtx_regions's harness does), whose
 //   strong `InitializeInjectionNvtx2_fnptr` NVTX finds in the program's own NVTX instance;
 // - injected: `NVTX_INJECTION64_PATH` names a shared library that exports `InitializeInjectionNvtx2`

@@ -1,4 +1,4 @@
-// The capture tool's process-wide state and its hot path (DESIGN.md, Hot path).
+// The capture tool's process-wide state and its hot path (docs/design.md, "Hot path (capture)").
 //
 // Records: every NVTX event appends one 12-byte record to the calling thread's current chunk (64 KiB,
 // 5458 records after a 40-byte header: 12.007 bytes per event). No lock, no allocation, no string copy
@@ -63,7 +63,7 @@ struct record {
   record_kind kind() const noexcept { return static_cast<record_kind>((packed_high >> 13) & 0x7u); }
   std::uint16_t domain() const noexcept { return static_cast<std::uint16_t>(packed_high >> 16); }
 };
-static_assert(sizeof(record) == 12 && alignof(record) == 4, "a capture record is 12 bytes (DESIGN.md budget)");
+static_assert(sizeof(record) == 12 && alignof(record) == 4, "a capture record is 12 bytes (docs/design.md, Budgets)");
 
 inline constexpr unsigned tick_delta_bits = 45;
 /// The largest tick delta a record holds; a larger one rebases the thread's chunk.
