@@ -41,7 +41,7 @@ BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
   for (std::size_t i = 0; i < table.size(); ++i) {
     BOOST_TEST(static_cast<std::size_t>(table[i].code) == i);
     BOOST_TEST(to_string(table[i].code) == table[i].name);
-    BOOST_TEST(warning_code_from_string(table[i].name) == std::optional<warning_code>(table[i].code));
+    BOOST_TEST((warning_code_from_string(table[i].name) == std::optional<warning_code>(table[i].code)));
     BOOST_TEST(!table[i].meaning.empty());
     BOOST_TEST(!table[i].action.empty());
     BOOST_TEST(table[i].meaning.find('|') == std::string_view::npos);
@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
   BOOST_TEST(to_string(warning_code::cupti_overhead) == "CUPTI_OVERHEAD");
   BOOST_TEST(!warning_code_from_string("NOT_A_CODE").has_value());
   BOOST_TEST(!warning_code_from_string("no_run_markers").has_value());
-  for (warning_source s : sources) BOOST_TEST(warning_source_from_string(to_string(s)) == std::optional(s));
+  for (warning_source s : sources) BOOST_TEST((warning_source_from_string(to_string(s)) == std::optional(s)));
   BOOST_TEST(!warning_source_from_string("gpu").has_value());
 }
 
@@ -80,8 +80,8 @@ BOOST_AUTO_TEST_CASE(every_code_round_trips_through_the_chrome_trace) {
   const trace back = import_kineto_trace_text(text.str(), "every_warning.json");
   BOOST_REQUIRE(back.warnings.size() >= t.warnings.size());
   for (std::size_t i = 0; i < t.warnings.size(); ++i) {
-    BOOST_TEST(back.warnings[i].code == t.warnings[i].code);
-    BOOST_TEST(back.warnings[i].source == t.warnings[i].source);
+    BOOST_TEST((back.warnings[i].code == t.warnings[i].code));
+    BOOST_TEST((back.warnings[i].source == t.warnings[i].source));
     BOOST_TEST(back.warnings[i].message == t.warnings[i].message);
   }
 }
