@@ -39,13 +39,12 @@
 
 #include <boost/json.hpp>
 
-#include "arguments.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
 #include "regionprof/profile.hpp"
-#include "report_options.hpp"
+#include "report_settings.hpp"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void);
 
@@ -96,31 +95,22 @@ std::string absolute(const std::string& path) {
   return std::string(buffer) + "/" + path;
 }
 
-/// The rules through the CLI's own flag parser, so `run` and `analyze` read them alike.
+/// The rules through the same validation as the CLI's flags, so `run` and `analyze` read them alike.
 settings read_settings() {
-  std::vector<std::string> words;
-  if (auto marker = environment(inject_env::run_marker)) words.insert(words.end(), {"--run-marker", *marker});
+  report_settings rules;
+  if (auto marker = environment(inject_env::run_marker)) rules.set_run_marker(inject_env::run_marker, *marker);
   if (auto regions = environment(inject_env::regions)) {
     std::istringstream lines(*regions);
     for (std::string line; std::getline(lines, line);) {
-      if (!line.empty()) words.insert(words.end(), {"--region", line});
+      if (!line.empty()) rules.add_region(inject_env::regions, line);
     }
   }
-  if (environment(inject_env::cross_thread).value_or("0") == "1") words.emplace_back("--cross-thread");
-  if (auto limit = environment(inject_env::row_limit)) words.insert(words.end(), {"--row-limit", *limit});
-  std::vector<char*> argv;
-  for (std::string& word : words) argv.push_back(word.data());
-  arguments args(argv);
-  report_options parsed;
-  while (!args.done()) {
-    if (!parse_report_flag(args, parsed)) throw usage_error("unexpected setting '" + std::string(args.peek()) + "'");
-  }
+  rules.analysis.cross_thread = environment(inject_env::cross_thread).value_or("0") == "1";
+  if (auto limit = environment(inject_env::row_limit)) rules.set_row_limit(inject_env::row_limit, *limit);
+  if (auto warmup = environment(inject_env::warmup_runs)) rules.set_warmup_runs(inject_env::warmup_runs, *warmup);
   settings config;
-  config.analysis = parsed.analysis;
-  if (auto warmup = environment(inject_env::warmup_runs)) {
-    config.warmup_runs = parse_count(inject_env::warmup_runs, *warmup, 0, 1'000'000);
-  }
-  config.analysis.skip_runs = config.warmup_runs;
+  config.analysis = rules.analysis;
+  config.warmup_runs = rules.analysis.skip_runs;
   config.json_path = absolute(environment(inject_env::output).value_or("profile.json"));
   if (auto path = environment(inject_env::markdown)) config.markdown_path = absolute(*path);
   if (auto path = environment(inject_env::trace)) config.trace_path = absolute(*path);

@@ -1,10 +1,9 @@
 // `regionprof analyze`: regionprof's attribution over a torch.profiler (Kineto) trace.
 #include <iostream>
-#include <optional>
+#include <memory>
 #include <string>
 #include <utility>
 
-#include "arguments.hpp"
 #include "commands.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
@@ -13,13 +12,16 @@
 namespace regionprof::cli {
 namespace {
 
-constexpr std::string_view analyze_usage =
-    "regionprof analyze [--run-marker REGEX] [--region REGEX[=KIND]]... [--cross-thread]\n"
-    "                          [--row-limit N] [-o OUT.json] [--markdown OUT.md] [--trace OUT.json] TRACE";
+class analyze_command final : public command {
+ public:
+  void declare(command_line& line) override {
+    declare_report_options(line, settings_);
+    line.operand("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
+                 [this](std::string_view path) { trace_path_ = path; });
+  }
 
-void print_help(std::ostream& out) {
-  out << "usage: " << analyze_usage << "\n\n"
-      << R"(Applies regionprof's attribution to a trace captured elsewhere: a torch.profiler (Kineto)
+  std::string_view description() const override {
+    return R"(Applies regionprof's attribution to a trace captured elsewhere: a torch.profiler (Kineto)
 Chrome trace, plain JSON or gzip (.json.gz; told apart by content, not name), either an object with
 "traceEvents" or a bare list of events. For every run it reports the CPU time and device time each
 region owned and the residual no region owned, plus key averages and warnings.
@@ -30,10 +32,11 @@ gpu_memset are device work, owned through args.correlation by the API call that 
 Timestamps are converted from their text to exact nanoseconds. Other categories are ignored and
 counted in a warning.
 
-)" << report_flags_help()
-      << R"(
-  -h, --help            Show this help.
+)";
+  }
 
+  std::string_view epilog() const override {
+    return R"(
 Exit status:
   0  the report was written
   1  input error: the trace cannot be read (the message names the file and what is wrong, with
@@ -46,48 +49,22 @@ Examples:
   regionprof analyze --run-marker '\[param\|.*\|measure\|forward\]' --region 'aten::(.*)=op' \
       --cross-thread -o profile.json --markdown profile.md alexnet_a100_kineto.json.gz
 )";
-}
-
-int analyze_main(std::span<char* const> argv) {
-  arguments args(argv);
-  report_options options;
-  std::optional<std::string> trace_path;
-  while (!args.done()) {
-    if (!args.only_positionals()) {
-      const std::string_view arg = args.peek();
-      if (arg == "-h" || arg == "--help") {
-        print_help(std::cout);
-        return exit_ok;
-      }
-      if (arg == "--") {
-        args.take();
-        args.end_of_flags();
-        continue;
-      }
-      if (parse_report_flag(args, options)) continue;
-      if (arg.size() > 1 && arg.front() == '-') throw usage_error("unknown option '" + std::string(arg) + "'");
-    }
-    const std::string_view path = args.take();
-    if (trace_path) {
-      throw usage_error("one TRACE only, got '" + *trace_path + "' and '" + std::string(path) + "'");
-    }
-    trace_path = std::string(path);
   }
-  if (!trace_path) throw usage_error("missing TRACE (a torch.profiler trace, .json or .json.gz)");
 
-  trace imported = import_kineto_trace(*trace_path);
-  const Profile profile(std::move(imported), options.analysis, report_context{});
-  write_reports(profile, options, std::cout);
-  return exit_ok;
-}
+  int execute() override {
+    trace imported = import_kineto_trace(trace_path_);
+    const Profile profile(std::move(imported), settings_.analysis, report_context{});
+    write_reports(profile, settings_, std::cout);
+    return exit_ok;
+  }
+
+ private:
+  report_settings settings_;
+  std::string trace_path_;
+};
 
 }  // namespace
 
-const command analyze_command{
-    "analyze",
-    "attribute a torch.profiler (Kineto) trace's CPU and device time to runs and regions",
-    analyze_usage,
-    analyze_main,
-};
+std::unique_ptr<command> make_analyze_command() { return std::make_unique<analyze_command>(); }
 
 }  // namespace regionprof::cli

@@ -1,22 +1,50 @@
 // The subcommands of `regionprof`. Each lives in its own <name>_command.cpp and is listed once in
-// main.cpp's table; main owns dispatch, --help/--version and the mapping of errors to exit codes.
+// main.cpp's table; main owns dispatch, --help/--version, the parsing of every command line and the
+// mapping of errors to exit codes.
 #pragma once
 
-#include <span>
+#include <memory>
 #include <string_view>
+
+#include "command_line.hpp"
 
 namespace regionprof::cli {
 
-struct command {
-  std::string_view name;     ///< `regionprof <name> ...`
-  std::string_view summary;  ///< one line for `regionprof --help`
-  std::string_view usage;    ///< the synopsis, printed with usage errors
-  /// Runs with the arguments after the subcommand's name; returns the exit code. Throws
-  /// usage_error (exit 2), regionprof::import_error or std::exception (exit 1).
-  int (*main)(std::span<char* const> args);
+/// One subcommand: declares its command line, then runs with what the command line set.
+///
+/// ```
+/// class hello_command final : public command {
+///   std::string name_;
+///  public:
+///   void declare(command_line& line) override {
+///     line.operand("NAME", "NAME to greet", [this](std::string_view n) { name_ = n; });
+///   }
+///   std::string_view description() const override { return "Greets NAME.\n"; }
+///   std::string_view epilog() const override { return ""; }
+///   int execute() override { std::cout << "hello " << name_ << "\n"; return exit_ok; }
+/// };
+/// ```
+class command {
+ public:
+  virtual ~command() = default;
+  /// Declares the options and operands on `line`, their handlers bound to this object.
+  virtual void declare(command_line& line) = 0;
+  /// --help's text before the option list (what the command does), ending with a blank line.
+  virtual std::string_view description() const = 0;
+  /// --help's text after the option list (exit status, examples), starting with a blank line.
+  virtual std::string_view epilog() const = 0;
+  /// Runs once the command line parsed; returns the exit code. Throws usage_error (exit 2),
+  /// regionprof::import_error or std::exception (exit 1).
+  virtual int execute() = 0;
 };
 
-extern const command analyze_command;
-extern const command run_program_command;  // `regionprof run` (run_command.cpp)
+struct command_entry {
+  std::string_view name;     ///< `regionprof <name> ...`
+  std::string_view summary;  ///< one line for `regionprof --help`
+  std::unique_ptr<command> (*make)();
+};
+
+std::unique_ptr<command> make_analyze_command();  // analyze_command.cpp
+std::unique_ptr<command> make_run_command();      // run_command.cpp
 
 }  // namespace regionprof::cli

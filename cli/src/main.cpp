@@ -1,12 +1,14 @@
-// `regionprof`: dispatches to a subcommand and maps errors to exit codes (0 ok, 1 input error,
-// 2 usage error).
+// `regionprof`: dispatches to a subcommand, parses its command line and maps errors to exit codes
+// (0 ok, 1 input error, 2 usage error; `run` passes the program's status through).
 #include <array>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
-#include "arguments.hpp"
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "regionprof/import.hpp"
 
@@ -18,11 +20,15 @@ namespace regionprof::cli {
 namespace {
 
 /// Every subcommand, in the order `regionprof --help` lists them.
-constexpr std::array<const command*, 2> all_commands{&analyze_command, &run_program_command};
+constexpr std::array<command_entry, 2> all_commands{{
+    {"analyze", "attribute a torch.profiler (Kineto) trace's CPU and device time to runs and regions",
+     &make_analyze_command},
+    {"run", "profile an unmodified program from outside (NVTX and CUDA injection)", &make_run_command},
+}};
 
-const command* find_command(std::string_view name) {
-  for (const command* c : all_commands) {
-    if (c->name == name) return c;
+const command_entry* find_command(std::string_view name) {
+  for (const command_entry& c : all_commands) {
+    if (c.name == name) return &c;
   }
   return nullptr;
 }
@@ -34,27 +40,34 @@ void print_help(std::ostream& out) {
          "CPU and on the GPU: for every measured run, the CPU time and device time each region owned and\n"
          "the residual that no region owned.\n\n"
          "Commands:\n";
-  for (const command* c : all_commands) {
-    out << "  " << c->name << std::string(c->name.size() < 10 ? 10 - c->name.size() : 1, ' ') << c->summary << "\n";
+  for (const command_entry& c : all_commands) {
+    out << "  " << c.name << std::string(c.name.size() < 10 ? 10 - c.name.size() : 1, ' ') << c.summary << "\n";
   }
   out << "\n"
          "Run 'regionprof <command> --help' (or 'regionprof help <command>') for a command's options.\n"
          "Exit status: 0 success, 1 input error (names the file and what is wrong), 2 usage error.\n";
 }
 
-int run_command(const command& c, std::span<char* const> args) {
+int run_command(const command_entry& entry, std::span<char* const> args) {
+  const std::unique_ptr<command> c = entry.make();
+  command_line line("regionprof " + std::string(entry.name));
+  c->declare(line);
   try {
-    return c.main(args);
+    if (!line.parse(args)) {
+      std::cout << "usage: " << line.synopsis() << "\n\n" << c->description() << line.options_help() << c->epilog();
+      return exit_ok;
+    }
+    return c->execute();
   } catch (const usage_error& e) {
-    std::cerr << "regionprof " << c.name << ": " << e.what() << "\n"
-              << "usage: " << c.usage << "\n"
-              << "Try 'regionprof " << c.name << " --help' for more information.\n";
+    std::cerr << "regionprof " << entry.name << ": " << e.what() << "\n"
+              << "usage: " << line.synopsis() << "\n"
+              << "Try 'regionprof " << entry.name << " --help' for more information.\n";
     return exit_usage_error;
   } catch (const import_error& e) {
     std::cerr << "regionprof: " << e.what() << "\n";
     return exit_input_error;
   } catch (const std::exception& e) {
-    std::cerr << "regionprof " << c.name << ": " << e.what() << "\n";
+    std::cerr << "regionprof " << entry.name << ": " << e.what() << "\n";
     return exit_input_error;
   }
 }
@@ -84,7 +97,7 @@ int main(int argc, char** argv) {
       print_help(std::cout);
       return exit_ok;
     }
-    const command* c = find_command(args[1]);
+    const command_entry* c = find_command(args[1]);
     if (c == nullptr) {
       std::cerr << "regionprof: unknown command '" << args[1] << "'\n";
       return exit_usage_error;
@@ -93,7 +106,7 @@ int main(int argc, char** argv) {
     char* help_args[] = {help_flag};
     return run_command(*c, help_args);
   }
-  const command* c = find_command(first);
+  const command_entry* c = find_command(first);
   if (c == nullptr) {
     std::cerr << "regionprof: unknown command '" << first << "'\n"
               << "Try 'regionprof --help' for the list of commands.\n";

@@ -1,40 +1,21 @@
-// The flags every report-producing subcommand shares (`analyze`, and `run` later): attribution rules
-// and report outputs, parsed in one place so their spelling and meaning never drift apart.
+// The flags every report-producing subcommand shares (`analyze`, `run`, and later `diff`, `report`,
+// `merge`): attribution rules and report outputs, declared once so their spelling, help and
+// validation never differ between subcommands.
 #pragma once
 
-#include <iosfwd>
-#include <optional>
-#include <string>
-#include <string_view>
-
-#include "arguments.hpp"
-#include "regionprof/analysis.hpp"
-#include "regionprof/profile.hpp"
+#include "command_line.hpp"
+#include "report_settings.hpp"
 
 namespace regionprof::cli {
 
-/// What the rule and output flags say.
-struct report_options {
-  analysis_options analysis;              ///< run marker, region rules, cross_thread, row_limit
-  bool custom_regions = false;            ///< --region given: its rules replace the defaults
-  std::optional<std::string> json_path;       ///< -o
-  std::optional<std::string> markdown_path;   ///< --markdown
-  std::optional<std::string> trace_path;      ///< --trace
-};
-
-/// If the current argument is one of the shared flags (--run-marker, --region, --cross-thread,
-/// --row-limit, -o, --markdown, --trace), consumes it with its value into `options` and returns
-/// true. Throws usage_error for a missing or invalid value (a bad regex, a bad number).
-bool parse_report_flag(arguments& args, report_options& options);
-
-/// The --help lines of the shared flags.
-std::string_view report_flags_help();
-/// The one-line synopsis of the shared flags.
-std::string_view report_flags_synopsis();
-
-/// Writes the outputs `options` asks for: JSON to -o, Markdown to --markdown, the trace to --trace,
-/// and the Markdown to `out` when there is no -o. Throws std::runtime_error naming a file that
-/// cannot be written.
-void write_reports(const Profile& profile, const report_options& options, std::ostream& out);
+/// Declares --run-marker, --region, --cross-thread and --row-limit (section "Runs and regions") and
+/// -o, --markdown and --trace (section "Outputs") on `line`, each setting `settings` when given.
+///
+/// ```
+/// report_settings settings;
+/// command_line line("regionprof analyze");
+/// declare_report_options(line, settings);
+/// ```
+void declare_report_options(command_line& line, report_settings& settings);
 
 }  // namespace regionprof::cli

@@ -13,8 +13,8 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <optional>
-#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,7 +22,6 @@
 #include <boost/json.hpp>
 
 #include "../inject/inject_env.hpp"
-#include "arguments.hpp"
 #include "commands.hpp"
 #include "report_options.hpp"
 
@@ -36,110 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* library_name = "libregionprof_inject.so";
-
-constexpr std::string_view run_usage =
-    "regionprof run [--run-marker REGEX] [--region REGEX[=KIND]]... [--cross-thread] [--warmup-runs N]\n"
-    "                      [--row-limit N] [-o OUT.json] [--markdown OUT.md] [--trace OUT.json]\n"
-    "                      [--] PROGRAM [ARGS...]";
-
-void print_help(std::ostream& out) {
-  out << "usage: " << run_usage << "\n\n"
-      << R"(Runs PROGRAM (searched in PATH) with regionprof loaded into it and reports, for every run, the
-CPU time and device time each region owned and the residual no region owned. The program needs no
-change: its NVTX ranges are the runs and regions (NVTX_INJECTION64_PATH), and with a GPU its kernels,
-copies and memsets are traced through CUPTI from its first CUDA call (CUDA_INJECTION64_PATH).
-
-Runs are the ranges matching --run-marker; the first N of them (--warmup-runs) are discarded. A
-program without run markers is one run, and a NO_RUN_MARKERS warning says so. Without a GPU, a CUDA
-driver or CUPTI the profile is CPU-only and a DEVICE_TRACING_UNAVAILABLE warning says why.
-
-)" << report_flags_help()
-      << R"(  --warmup-runs N       Discard the first N runs (default 0).
-  -h, --help            Show this help.
-
-Outputs: the JSON profile is always written (-o, default profile.json). When neither -o nor
---markdown is given, the Markdown report is printed to standard output after the program has
-exited, so the program's own output comes first and stays intact. A one-line summary goes to
-standard error. Paths are relative to the directory regionprof was started in.
-
-The program's standard output, standard error and exit status are its own: regionprof exits with
-the program's status (128 + N when it was killed by signal N). A program that crashes leaves what was
-recorded until then (runs completed before the crash). Ctrl-C reaches the program, which ends as it
-would have; its profile so far is written. One process is profiled: the first to make an NVTX or CUDA
-call (PROGRAM may be a wrapper script that starts the real program); its children are not.
-
-Exit status: the program's; 127 when PROGRAM cannot be found, 126 when it cannot be run; 1 when
-regionprof cannot prepare the run (its injection library is missing, an output directory does not
-exist); 2 for a usage error (nothing is run).
-
-Environment: REGIONPROF_INJECT_PATH names the injection library (default ../lib/libregionprof_inject.so
-next to this executable, then the installed one); REGIONPROF_DEVICE_BUFFER_MB caps CUPTI's activity
-buffers (default 256); REGIONPROF_SYNC_RECORDS=1 also records CUDA synchronization; REGIONPROF_CUPTI_PATH
-names libcupti.
-
-Examples:
-  regionprof run --run-marker step --region 'layer_(.*)=layer' -- build/bin/nvtx_app
-  regionprof run --run-marker step --region '(upload|compute|graph|late_kernel)=stage' \
-      --warmup-runs 1 -o pipeline.json --markdown pipeline.md -- build/bin/cuda_pipeline
-)";
-}
-
-/// What `run` was asked for.
-struct run_request {
-  report_options report;
-  std::optional<std::string> run_marker;
-  std::vector<std::string> regions;
-  bool cross_thread = false;
-  std::optional<std::string> row_limit;
-  std::size_t warmup_runs = 0;
-  std::vector<std::string> program;
-};
-
-/// Parses `words` as shared report flags, so `run` validates and reads them exactly as `analyze` does.
-void parse_as_report_flags(std::vector<std::string> words, report_options& options) {
-  std::vector<char*> argv;
-  for (std::string& word : words) argv.push_back(word.data());
-  arguments args(argv);
-  while (!args.done()) (void)parse_report_flag(args, options);
-}
-
-run_request parse(std::span<char* const> argv, bool& help) {
-  arguments args(argv);
-  run_request request;
-  while (!args.done()) {
-    const std::string_view arg = args.peek();
-    if (arg == "--") {
-      args.take();
-      break;
-    }
-    if (arg.empty() || arg.front() != '-') break;  // PROGRAM
-    if (arg == "-h" || arg == "--help") {
-      help = true;
-      return request;
-    }
-    if (auto value = args.value_of("--run-marker")) {
-      parse_as_report_flags({"--run-marker", *value}, request.report);
-      request.run_marker = std::move(*value);
-    } else if (auto region = args.value_of("--region")) {
-      if (region->find('\n') != std::string::npos) throw usage_error("option --region: REGEX must be one line");
-      parse_as_report_flags({"--region", *region}, request.report);
-      request.regions.push_back(std::move(*region));
-    } else if (args.switch_of("--cross-thread")) {
-      request.cross_thread = true;
-      request.report.analysis.cross_thread = true;
-    } else if (auto limit = args.value_of("--row-limit")) {
-      parse_as_report_flags({"--row-limit", *limit}, request.report);
-      request.row_limit = std::move(*limit);
-    } else if (auto warmup = args.value_of("--warmup-runs")) {
-      request.warmup_runs = parse_count("--warmup-runs", *warmup, 0, 1'000'000);
-    } else if (!parse_report_flag(args, request.report)) {
-      throw usage_error("unknown option '" + std::string(arg) + "'");
-    }
-  }
-  while (!args.done()) request.program.emplace_back(args.take());
-  if (request.program.empty()) throw usage_error("missing PROGRAM to run");
-  return request;
-}
 
 /// The injection library: REGIONPROF_INJECT_PATH, else next to this executable, else the installed one.
 std::string find_injection_library() {
@@ -286,26 +181,20 @@ std::string summary_of(const std::string& json_path) {
   return out.str();
 }
 
-int run_main(std::span<char* const> argv) {
-  bool help = false;
-  run_request request = parse(argv, help);
-  if (help) {
-    print_help(std::cout);
-    return exit_ok;
-  }
+int run_program(const report_settings& report, const std::vector<std::string>& program) {
   const std::string library = find_injection_library();
-  const bool markdown_to_stdout = !request.report.json_path && !request.report.markdown_path;
-  const std::string json_final = output_path(request.report.json_path.value_or("profile.json"), "JSON profile");
+  const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
+  const std::string json_final = output_path(report.json_path.value_or("profile.json"), "JSON profile");
   std::optional<std::string> markdown_final;
   std::optional<std::string> trace_final;
-  if (request.report.markdown_path) markdown_final = output_path(*request.report.markdown_path, "Markdown report");
-  if (request.report.trace_path) trace_final = output_path(*request.report.trace_path, "trace");
+  if (report.markdown_path) markdown_final = output_path(*report.markdown_path, "Markdown report");
+  if (report.trace_path) trace_final = output_path(*report.trace_path, "trace");
 
   std::vector<std::pair<std::string, std::string>> env = {
       {"NVTX_INJECTION64_PATH", library},
       {"CUDA_INJECTION64_PATH", library},
       {inject_env::output, partial_path(json_final)},
-      {inject_env::warmup_runs, std::to_string(request.warmup_runs)},
+      {inject_env::warmup_runs, std::to_string(report.analysis.skip_runs)},
       {inject_env::claim, partial_path(json_final) + ".claim"},
   };
   for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
@@ -321,20 +210,20 @@ int run_main(std::span<char* const> argv) {
     env.emplace_back(inject_env::markdown, partial_path(*markdown_final));
   }
   if (trace_final) env.emplace_back(inject_env::trace, partial_path(*trace_final));
-  if (request.run_marker) env.emplace_back(inject_env::run_marker, *request.run_marker);
-  if (!request.regions.empty()) {
+  if (report.run_marker) env.emplace_back(inject_env::run_marker, *report.run_marker);
+  if (!report.regions.empty()) {
     std::string lines;
-    for (const std::string& region : request.regions) lines += region + "\n";
+    for (const std::string& region : report.regions) lines += region + "\n";
     env.emplace_back(inject_env::regions, lines);
   }
-  env.emplace_back(inject_env::cross_thread, request.cross_thread ? "1" : "0");
-  if (request.row_limit) env.emplace_back(inject_env::row_limit, *request.row_limit);
+  env.emplace_back(inject_env::cross_thread, report.analysis.cross_thread ? "1" : "0");
+  if (report.row_limit) env.emplace_back(inject_env::row_limit, std::to_string(*report.row_limit));
 
   std::cout.flush();
-  const pid_t child = start_program(request.program, env);
+  const pid_t child = start_program(program, env);
   if (child < 0) {
     const int error = -child;
-    std::cerr << "regionprof run: cannot run '" << request.program.front() << "': " << std::strerror(error) << "\n";
+    std::cerr << "regionprof run: cannot run '" << program.front() << "': " << std::strerror(error) << "\n";
     return error == ENOENT ? 127 : 126;
   }
   const int status = wait_for(child);
@@ -368,17 +257,83 @@ int run_main(std::span<char* const> argv) {
     std::cout.flush();
     fs::remove(stdout_markdown, ignored);
   }
-  std::cerr << "regionprof: wrote " << (request.report.json_path ? *request.report.json_path : "profile.json")
+  std::cerr << "regionprof: wrote " << (report.json_path ? *report.json_path : "profile.json")
             << " (" << summary_of(json_final) << ")";
-  if (markdown_final) std::cerr << ", " << *request.report.markdown_path;
-  if (trace_final) std::cerr << ", " << *request.report.trace_path;
+  if (markdown_final) std::cerr << ", " << *report.markdown_path;
+  if (trace_final) std::cerr << ", " << *report.trace_path;
   std::cerr << "\n";
   return status;
 }
 
+
+class run_command final : public command {
+ public:
+  void declare(command_line& line) override {
+    declare_report_options(line, settings_);
+    line.section("Runs and regions")
+        .value("--warmup-runs", "N", "Discard the first N runs (default 0).",
+               [this](std::string_view setting, std::string_view n) { settings_.set_warmup_runs(setting, n); });
+    line.command("PROGRAM", "[ARGS...]", "PROGRAM to run", program_);
+  }
+
+  std::string_view description() const override {
+    return R"(Runs PROGRAM (searched in PATH) with regionprof loaded into it and reports, for every run, the
+CPU time and device time each region owned and the residual no region owned. The program needs no
+change: its NVTX ranges are the runs and regions (NVTX_INJECTION64_PATH), and with a GPU its kernels,
+copies and memsets are traced through CUPTI from its first CUDA call (CUDA_INJECTION64_PATH).
+
+Runs are the ranges matching --run-marker; the first N of them (--warmup-runs) are discarded. A
+program without run markers is one run, and a NO_RUN_MARKERS warning says so. Without a GPU, a CUDA
+driver or CUPTI the profile is CPU-only and a DEVICE_TRACING_UNAVAILABLE warning says why.
+Everything after PROGRAM is the program's own command line, options included.
+
+)";
+  }
+
+  std::string_view epilog() const override {
+    return R"(
+Outputs: the JSON profile is always written (-o, default profile.json). When neither -o nor
+--markdown is given, the Markdown report is printed to standard output after the program has
+exited, so the program's own output comes first and stays intact. A one-line summary goes to
+standard error. Paths are relative to the directory regionprof was started in.
+
+The program's standard output, standard error and exit status are its own: regionprof exits with
+the program's status (128 + N when it was killed by signal N). A program that crashes leaves what was
+recorded until then (runs completed before the crash). Ctrl-C reaches the program, which ends as it
+would have; its profile so far is written. One process is profiled: the first to make an NVTX or CUDA
+call (PROGRAM may be a wrapper script that starts the real program); its children are not.
+
+Exit status: the program's; 127 when PROGRAM cannot be found, 126 when it cannot be run; 1 when
+regionprof cannot prepare the run (its injection library is missing, an output directory does not
+exist); 2 for a usage error (nothing is run).
+
+Environment: REGIONPROF_INJECT_PATH names the injection library (default ../lib/libregionprof_inject.so
+next to this executable, then the installed one); REGIONPROF_DEVICE_BUFFER_MB caps CUPTI's activity
+buffers (default 256); REGIONPROF_SYNC_RECORDS=1 also records CUDA synchronization; REGIONPROF_CUPTI_PATH
+names libcupti.
+
+Examples:
+  regionprof run --run-marker step --region 'layer_(.*)=layer' -- build/bin/nvtx_app
+  regionprof run --run-marker step --region '(upload|compute|graph|late_kernel)=stage' \
+      --warmup-runs 1 -o pipeline.json --markdown pipeline.md -- build/bin/cuda_pipeline
+)";
+  }
+
+  int execute() override {
+    // The regions travel to the injection library one per line.
+    for (const std::string& region : settings_.regions) {
+      if (region.find('\n') != std::string::npos) throw usage_error("option --region: REGEX must be one line");
+    }
+    return run_program(settings_, program_);
+  }
+
+ private:
+  report_settings settings_;
+  std::vector<std::string> program_;
+};
+
 }  // namespace
 
-const command run_program_command{"run", "profile an unmodified program from outside (NVTX and CUDA injection)", run_usage,
-                          &run_main};
+std::unique_ptr<command> make_run_command() { return std::make_unique<run_command>(); }
 
 }  // namespace regionprof::cli

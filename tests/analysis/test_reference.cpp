@@ -1,9 +1,6 @@
-// Random traces: analyze() against a deliberately naive O(n^2) reference of rules 1-8 and 10
-// (cross_thread off), and the invariants of rule 4 (fractions + residual = 1) with cross_thread on and off.
-//
-// The reference shares no code with the engine: it finds each interval's parent by scanning every
-// earlier interval of its thread, ownership by walking parent chains, the launching call of each device
-// op by scanning all intervals, and the device union by testing every elementary segment.
+// Random traces: analyze() against the naive reference of tests/support/reference_attribution.hpp
+// (rules 1-8 and 10, cross_thread off), and the invariants of rule 4 (fractions + residual = 1) with
+// cross_thread on and off.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,295 +18,12 @@
 #include "regionprof/analysis.hpp"
 #include "support/analysis_queries.hpp"
 #include "support/random_trace.hpp"
+#include "support/reference_attribution.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;
 
 namespace {
-
-namespace naive {
-
-constexpr std::int64_t no_parent = -1;
-constexpr std::int64_t no_run = -1;
-constexpr std::int64_t skipped = -2;
-
-struct region_figures {
-  std::uint64_t calls = 0;
-  std::int64_t cpu = 0;
-  std::int64_t device = 0;
-  std::int64_t first_seen = std::numeric_limits<std::int64_t>::max();
-};
-
-struct run_figures {
-  std::int64_t cpu = 0;
-  std::int64_t device = 0;
-  std::int64_t busy = 0;
-  std::int64_t span = 0;
-  std::map<std::string, region_figures> regions;
-  std::vector<std::pair<std::int64_t, std::int64_t>> ops;
-};
-
-struct key_figures {
-  std::uint64_t count = 0;
-  std::int64_t self_cpu = 0;
-  std::int64_t total_cpu = 0;
-  std::int64_t self_device = 0;
-  std::int64_t total_device = 0;
-};
-
-struct result {
-  std::vector<run_figures> runs;
-  std::map<std::pair<std::string, device_type>, key_figures> keys;
-  std::int64_t overlaps = 0;
-  std::int64_t nested_markers = 0;
-  std::int64_t unmapped = 0;
-  std::int64_t off_thread_intervals = 0;
-  std::int64_t off_thread_ops = 0;
-  std::int64_t uncorrelated = 0;
-  std::int64_t anomalies = 0;
-};
-
-bool matchable(const cpu_interval& i) {
-  return i.kind == interval_kind::range || i.kind == interval_kind::cpu_op || i.kind == interval_kind::python_function;
-}
-
-bool is_marker(const trace& t, const cpu_interval& i) {
-  return matchable(i) && t.strings.view(i.name) == "regionprof.profiled_run" &&
-         t.strings.view(t.domains[i.domain]) == "regionprof";
-}
-
-std::string region_id(const trace& t, const cpu_interval& i) {
-  if (!matchable(i) || is_marker(t, i)) return {};
-  const std::string name(t.strings.view(i.name));
-  if (name.rfind("aot_module:", 0) == 0 || name.rfind("untuned_module:", 0) == 0) return name;
-  return {};
-}
-
-/// Rules 1-8 and 10 for the default rules, cross_thread off.
-result analyze(const trace& t, std::size_t skip_runs) {
-  const std::size_t n = t.intervals.size();
-  auto eff_end = [&](std::size_t i) { return std::max(t.intervals[i].start_ns, t.intervals[i].end_ns); };
-  std::vector<std::int64_t> parent(n, no_parent);
-  std::vector<std::int64_t> end(n);
-  std::vector<std::size_t> position(n);
-  result out;
-
-  // Rule 1: sort each thread's intervals, then each interval's parent is the latest earlier interval that
-  // is still open at its start (ends after it, or ends at it when the interval has zero length).
-  std::map<std::uint32_t, std::vector<std::size_t>> by_thread;
-  for (std::size_t i = 0; i < n; ++i) by_thread[t.intervals[i].thread].push_back(i);
-  for (auto& [thread, list] : by_thread) {
-    std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
-      if (t.intervals[a].start_ns != t.intervals[b].start_ns) return t.intervals[a].start_ns < t.intervals[b].start_ns;
-      if (eff_end(a) != eff_end(b)) return eff_end(a) > eff_end(b);
-      return a < b;
-    });
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const std::size_t b = list[k];
-      position[b] = k;
-      const std::int64_t s = t.intervals[b].start_ns;
-      std::int64_t e = eff_end(b);
-      for (std::size_t j = k; j-- > 0;) {
-        const std::size_t a = list[j];
-        if (end[a] > s || (end[a] == s && e == s)) {
-          parent[b] = static_cast<std::int64_t>(a);
-          break;
-        }
-      }
-      if (parent[b] != no_parent && e > end[parent[b]]) {
-        e = end[parent[b]];
-        ++out.overlaps;
-      }
-      end[b] = e;
-    }
-  }
-  auto chain = [&](std::size_t i) {  // self first, root last
-    std::vector<std::size_t> c;
-    for (std::int64_t x = static_cast<std::int64_t>(i); x != no_parent; x = parent[x]) c.push_back(static_cast<std::size_t>(x));
-    return c;
-  };
-
-  // Rule 2: topmost markers in time order; the first skip_runs are skipped.
-  std::vector<std::size_t> markers;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!is_marker(t, t.intervals[i])) continue;
-    const auto c = chain(i);
-    if (std::any_of(c.begin() + 1, c.end(), [&](std::size_t x) { return is_marker(t, t.intervals[x]); })) {
-      ++out.nested_markers;
-    } else {
-      markers.push_back(i);
-    }
-  }
-  std::sort(markers.begin(), markers.end(), [&](std::size_t a, std::size_t b) {
-    if (t.intervals[a].start_ns != t.intervals[b].start_ns) return t.intervals[a].start_ns < t.intervals[b].start_ns;
-    if (t.intervals[a].thread != t.intervals[b].thread) return t.intervals[a].thread < t.intervals[b].thread;
-    return position[a] < position[b];
-  });
-  std::map<std::size_t, std::int64_t> run_of_marker;
-  for (std::size_t k = 0; k < markers.size(); ++k) {
-    if (k < skip_runs) {
-      run_of_marker[markers[k]] = skipped;
-    } else {
-      run_of_marker[markers[k]] = static_cast<std::int64_t>(k - skip_runs);
-      run_figures run;
-      run.cpu = end[markers[k]] - t.intervals[markers[k]].start_ns;
-      out.runs.push_back(run);
-    }
-  }
-  // Rule 9's lookup (used only to classify off-thread work, which cross_thread off leaves unattributed).
-  auto other_thread_run = [&](std::size_t x) {
-    std::int64_t found = no_run;
-    for (std::size_t m : markers) {
-      if (t.intervals[m].thread != t.intervals[x].thread && t.intervals[m].start_ns <= t.intervals[x].start_ns &&
-          t.intervals[x].start_ns <= end[m]) {
-        found = run_of_marker[m];  // the latest-starting one wins
-      }
-    }
-    return found;
-  };
-  struct owner {
-    std::int64_t run = no_run;  // no_run, skipped or a run
-    bool off_thread = false;    // inside another thread's marker interval
-    std::int64_t marker = -1;
-  };
-  std::vector<owner> owners(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto c = chain(i);
-    std::int64_t top_marker = -1;
-    for (std::size_t x : c) {
-      if (is_marker(t, t.intervals[x])) top_marker = static_cast<std::int64_t>(x);
-    }
-    if (top_marker >= 0) {
-      owners[i] = {run_of_marker[static_cast<std::size_t>(top_marker)], false, top_marker};
-      continue;
-    }
-    for (std::size_t k = c.size(); k-- > 0;) {
-      const std::int64_t code = other_thread_run(c[k]);
-      if (code != no_run) {
-        owners[i] = {code, code != skipped, -1};
-        break;
-      }
-    }
-  }
-  auto on_thread_run = [&](std::size_t i) {
-    return owners[i].run >= 0 && !owners[i].off_thread ? owners[i].run : no_run;
-  };
-  // The topmost region below the marker (root-most region in the chain), or "".
-  auto topmost_region = [&](std::size_t i) {
-    std::string id;
-    for (std::size_t x : chain(i)) {
-      if (static_cast<std::int64_t>(x) == owners[i].marker) break;
-      if (const std::string r = region_id(t, t.intervals[x]); !r.empty()) id = r;
-    }
-    return id;
-  };
-
-  // Rules 3-5, 8.
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string id = region_id(t, t.intervals[i]);
-    if (owners[i].off_thread) ++out.off_thread_intervals;
-    if (id.empty()) continue;
-    if (owners[i].run == no_run) {
-      ++out.unmapped;
-      continue;
-    }
-    const std::int64_t r = on_thread_run(i);
-    if (r == no_run || topmost_region(i) != id) continue;
-    // Topmost only if no region sits between it and the marker.
-    bool nested = false;
-    for (std::size_t x : chain(i)) {
-      if (x == i) continue;
-      if (static_cast<std::int64_t>(x) == owners[i].marker) break;
-      nested = nested || !region_id(t, t.intervals[x]).empty();
-    }
-    if (nested) continue;
-    region_figures& f = out.runs[static_cast<std::size_t>(r)].regions[id];
-    ++f.calls;
-    f.cpu += end[i] - t.intervals[i].start_ns;
-    f.first_seen = std::min(f.first_seen, t.intervals[i].start_ns);
-  }
-
-  // Rule 6: each op's launching call by scanning every interval.
-  std::vector<std::int64_t> call_of(t.device_ops.size(), -1);
-  for (std::size_t o = 0; o < t.device_ops.size(); ++o) {
-    const device_op& op = t.device_ops[o];
-    for (std::size_t i = 0; i < n && op.correlation_id != 0; ++i) {
-      if (is_api_call(t.intervals[i].kind) && t.intervals[i].correlation_id == op.correlation_id) {
-        call_of[o] = static_cast<std::int64_t>(i);
-        break;
-      }
-    }
-    if (call_of[o] < 0) {
-      ++out.uncorrelated;
-      continue;
-    }
-    const std::size_t call = static_cast<std::size_t>(call_of[o]);
-    if (op.start_ns < t.intervals[call].start_ns) ++out.anomalies;
-    if (owners[call].off_thread) ++out.off_thread_ops;
-    const std::int64_t r = on_thread_run(call);
-    if (r == no_run) continue;
-    const std::int64_t d = std::max<std::int64_t>(0, op.end_ns - op.start_ns);
-    run_figures& run = out.runs[static_cast<std::size_t>(r)];
-    run.device += d;
-    run.ops.emplace_back(op.start_ns, op.start_ns + d);
-    if (const std::string id = topmost_region(call); !id.empty()) run.regions[id].device += d;
-    key_figures& k = out.keys[{std::string(t.strings.view(op.name)), device_type::cuda}];
-    ++k.count;
-    k.self_device += d;
-    k.total_device += d;
-  }
-  for (run_figures& run : out.runs) {
-    if (run.ops.empty()) continue;
-    std::vector<std::int64_t> points;
-    std::int64_t first = std::numeric_limits<std::int64_t>::max();
-    std::int64_t last = std::numeric_limits<std::int64_t>::min();
-    for (const auto& [s, e] : run.ops) {
-      points.push_back(s);
-      points.push_back(e);
-      first = std::min(first, s);
-      last = std::max(last, e);
-    }
-    std::sort(points.begin(), points.end());
-    points.erase(std::unique(points.begin(), points.end()), points.end());
-    for (std::size_t p = 0; p + 1 < points.size(); ++p) {
-      const bool covered = std::any_of(run.ops.begin(), run.ops.end(), [&](const auto& op) {
-        return op.first <= points[p] && points[p + 1] <= op.second;
-      });
-      if (covered) run.busy += points[p + 1] - points[p];
-    }
-    run.span = last - first;
-  }
-
-  // Rule 10 over the intervals of each run (on-thread: cross_thread is off).
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t r = on_thread_run(i);
-    if (r == no_run) continue;
-    key_figures& k = out.keys[{std::string(t.strings.view(t.intervals[i].name)), device_type::cpu}];
-    const std::int64_t d = end[i] - t.intervals[i].start_ns;
-    ++k.count;
-    k.total_cpu += d;
-    k.self_cpu += d;
-    for (std::size_t c = 0; c < n; ++c) {
-      if (parent[c] == static_cast<std::int64_t>(i) && on_thread_run(c) == r) k.self_cpu -= end[c] - t.intervals[c].start_ns;
-    }
-    for (std::size_t o = 0; o < t.device_ops.size(); ++o) {
-      if (call_of[o] < 0 || on_thread_run(static_cast<std::size_t>(call_of[o])) != r) continue;
-      const std::int64_t d_op = std::max<std::int64_t>(0, t.device_ops[o].end_ns - t.device_ops[o].start_ns);
-      const auto c = chain(static_cast<std::size_t>(call_of[o]));
-      // Ancestors in another run (above a nested run's marker) do not count the op.
-      bool in_subtree = false;
-      for (std::size_t x : c) {
-        if (on_thread_run(x) != r) break;
-        in_subtree = in_subtree || x == i;
-      }
-      if (in_subtree) k.total_device += d_op;
-      if (static_cast<std::int64_t>(i) == call_of[o]) k.self_device += d_op;
-    }
-  }
-  return out;
-}
-
-}  // namespace naive
 
 std::int64_t warning_figure(const analysis_result& r, warning_code code) {
   const warning* w = find_warning(r, code);
@@ -328,14 +42,16 @@ void compare_with_reference(const trace& t, std::size_t skip_runs) {
   options.skip_runs = skip_runs;
   options.row_limit = 1'000'000;
   const analysis_result got = analyze(t, options);
-  const naive::result want = naive::analyze(t, skip_runs);
+  reference::rules rules = reference::default_rules();
+  rules.skip_runs = skip_runs;
+  const reference::result want = reference::attribute(t, rules);
 
   BOOST_TEST_REQUIRE(got.runs.size() == want.runs.size());
   for (std::size_t r = 0; r < want.runs.size(); ++r) {
     BOOST_TEST_CONTEXT("run " << r) {
       const run_result& run = got.runs[r];
-      const naive::run_figures& w = want.runs[r];
-      BOOST_TEST(run.cpu_time_ns == w.cpu);
+      const reference::run_figures& w = want.runs[r];
+      BOOST_TEST(run.cpu_time_ns == w.cpu_ns);
       std::int64_t region_cpu = 0;
       std::int64_t region_device = 0;
       BOOST_TEST(run.regions.size() == w.regions.size());
@@ -346,23 +62,23 @@ void compare_with_reference(const trace& t, std::size_t skip_runs) {
           auto found = w.regions.find(id);
           BOOST_TEST_REQUIRE((found != w.regions.end()));
           BOOST_TEST(a.calls == found->second.calls);
-          BOOST_TEST(a.cpu_time_ns == found->second.cpu);
-          BOOST_TEST(a.device_time_ns.value_or(0) == found->second.device);
+          BOOST_TEST(a.cpu_time_ns == found->second.cpu_ns);
+          BOOST_TEST(a.device_time_ns.value_or(0) == found->second.device_ns);
           BOOST_TEST(!a.off_thread_cpu_time_ns);
-          BOOST_TEST(found->second.first_seen >= previous_first);  // order of first appearance
-          previous_first = found->second.first_seen;
+          BOOST_TEST(found->second.first_seen_ns >= previous_first);  // order of first appearance
+          previous_first = found->second.first_seen_ns;
         }
       }
       for (const auto& [id, figures] : w.regions) {
-        region_cpu += figures.cpu;
-        region_device += figures.device;
+        region_cpu += figures.cpu_ns;
+        region_device += figures.device_ns;
       }
-      BOOST_TEST(run.residual_cpu_ns == std::max<std::int64_t>(0, w.cpu - region_cpu));
+      BOOST_TEST(run.residual_cpu_ns == std::max<std::int64_t>(0, w.cpu_ns - region_cpu));
       if (t.has_device_data()) {
-        BOOST_TEST(*run.device_time_ns == w.device);
-        BOOST_TEST(*run.device_busy_ns == w.busy);
-        BOOST_TEST(*run.device_span_ns == w.span);
-        BOOST_TEST(*run.residual_device_ns == std::max<std::int64_t>(0, w.device - region_device));
+        BOOST_TEST(*run.device_time_ns == w.device_ns);
+        BOOST_TEST(*run.device_busy_ns == w.busy_ns);
+        BOOST_TEST(*run.device_span_ns == w.span_ns);
+        BOOST_TEST(*run.residual_device_ns == std::max<std::int64_t>(0, w.device_ns - region_device));
       }
     }
   }

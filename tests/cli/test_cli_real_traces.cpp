@@ -1,6 +1,7 @@
 // `regionprof analyze` on the real torch.profiler traces of REGIONPROF_TRACES_DIR (skipped, exit 77,
 // without it): run count, region ids and calls, CPU and device times per run, with and without
-// --cross-thread, against brute_force.cpp's independent walk; first the engine, then the CLI's JSON.
+// --cross-thread, against the naive reference of
+// tests/support/reference_attribution.hpp; first the engine, then the CLI's JSON.
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -11,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "brute_force.hpp"
 #include "cli_runner.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/import.hpp"
+#include "support/reference_attribution.hpp"
 
 using namespace regionprof;
 
@@ -45,13 +46,15 @@ const scenario alexnet{"alexnet_a100_kineto.json.gz",
                        {R"(\[param\|(clear_cache)\]=param)",
                         "aten::(conv2d|relu_|max_pool2d|adaptive_avg_pool2d|flatten|dropout|linear)=layer"}};
 
-std::vector<brute::run_figures> expected_figures(const trace& t, const scenario& s) {
-  std::vector<brute::region_rule> rules;
+std::vector<test::reference::run_figures> expected_figures(const trace& t, const scenario& s) {
+  test::reference::rules rules;
+  rules.run_marker = std::regex(s.run_marker, std::regex::ECMAScript);
   for (const std::string& arg : s.region_args) {
     const auto eq = arg.rfind('=');
-    rules.push_back({std::regex(arg.substr(0, eq), std::regex::ECMAScript), arg.substr(eq + 1)});
+    rules.regions.push_back({std::regex(arg.substr(0, eq), std::regex::ECMAScript), arg.substr(eq + 1)});
   }
-  return brute::attribute(t, std::regex(s.run_marker, std::regex::ECMAScript), rules, s.cross_thread);
+  rules.cross_thread = s.cross_thread;
+  return test::reference::attribute(t, rules).runs;
 }
 
 analysis_options options_of(const scenario& s) {
@@ -83,7 +86,7 @@ void check_engine(const scenario& s, std::size_t expected_runs) {
         seen.insert(id);
         BOOST_TEST_CONTEXT("region " << id) {
           BOOST_TEST_REQUIRE(expected[r].regions.contains(id));
-          const brute::region_figures& f = expected[r].regions.at(id);
+          const test::reference::region_figures& f = expected[r].regions.at(id);
           BOOST_TEST(agg.calls == f.calls);
           BOOST_TEST(agg.cpu_time_ns == f.cpu_ns);
           BOOST_TEST(agg.device_time_ns.value_or(-1) == f.device_ns);
@@ -137,7 +140,7 @@ void check_cli(const scenario& s, std::size_t expected_runs) {
         const std::string id(region.at("region_id").as_string());
         BOOST_TEST_CONTEXT("region " << id) {
           BOOST_TEST_REQUIRE(expected[r].regions.contains(id));
-          const brute::region_figures& f = expected[r].regions.at(id);
+          const test::reference::region_figures& f = expected[r].regions.at(id);
           BOOST_TEST(region.at("calls").to_number<std::uint64_t>() == f.calls);
           BOOST_TEST(close(region.at("cpu_time_us"), f.cpu_ns));
           BOOST_TEST(close(region.at("device_time_us"), f.device_ns));
