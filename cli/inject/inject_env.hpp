@@ -1,5 +1,5 @@
 // The environment through which `regionprof run` configures libregionprof_inject.so in the program it
-// starts (README: "regionprof run and device tracing"). Set them by hand to use the library without
+// starts (docs/cli.md, "regionprof run"). Set them by hand to use the library without
 // the CLI: NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH naming it, and these.
 #pragma once
 

@@ -1,6 +1,6 @@
 // `regionprof run` from outside, as a user runs it: the CLI starts a program with the injection library,
 // passes its output and exit status through, and the profile says what happened. Programs:
-// examples/nvtx_app (the README's command) and run_child.c (exit codes, crashes, fork, chdir).
+// examples/nvtx_app (the command of docs/cli.md) and run_child.c (exit codes, crashes, fork, chdir).
 #define BOOST_TEST_MODULE regionprof run
 #include <fcntl.h>
 #include <spawn.h>
@@ -101,7 +101,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 BOOST_AUTO_TEST_SUITE(run_command)
 
-// The README's command, exactly: 5 runs x 4 layer regions, fractions summing to 1, CPU only.
+// docs/cli.md's command, exactly: 5 runs x 4 layer regions, fractions summing to 1, CPU only.
 BOOST_AUTO_TEST_CASE(nvtx_app_is_attributed_from_outside) {
   scratch_dir dir;
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "layer_(.*)=layer", "--", NVTX_APP});

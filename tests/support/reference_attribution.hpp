@@ -1,6 +1,5 @@
-// The one independent, deliberately naive reading of the attribution rules (DESIGN.md rules 1-10 and
-// the choices the README's "How the analysis decides" documents) that the analysis tests (random
-// traces) and the CLI tests (real traces) judge the engine by. It shares no code with the engine:
+// The one independent, deliberately naive reading of the attribution rules (docs/design.md, rules
+// 1-13) that the analysis tests (random traces) and the CLI tests (real traces) judge the engine by. It shares no code with the engine:
 // each interval's parent by scanning every earlier interval of its thread, ownership by walking parent
 // chains, each device op's launching call by scanning all intervals, the device union by testing every
 // elementary segment.
