@@ -5,17 +5,20 @@ namespace regionprof::cli {
 void declare_report_options(command_line& line, report_settings& settings) {
   line.section("Runs and regions")
       .value("--run-marker", "REGEX",
-             "Ranges whose whole name matches REGEX (an ECMAScript regex) mark the\n"
-             "runs, in any domain: run i is the i-th marker in time. Default: the\n"
-             "range 'regionprof.profiled_run' in the NVTX domain 'regionprof'.",
+             "Ranges whose whole name matches REGEX mark the runs, in any domain:\n"
+             "run i is the i-th marker in time. Default: the range\n"
+             "'regionprof.profiled_run' in the NVTX domain 'regionprof'.",
              [&settings](std::string_view setting, std::string_view regex) { settings.set_run_marker(setting, regex); })
       .repeated("--region", "REGEX[=KIND]",
-                "Ranges whose whole name matches REGEX (an ECMAScript regex) are regions\n"
-                "of kind KIND (default 'region'). The region id is KIND:<first capture group>,\n"
+                "Ranges whose whole name matches REGEX are regions of kind KIND\n"
+                "(default 'region'). The region id is KIND:<first capture group>,\n"
                 "or KIND:<whole name> when REGEX has no group. May repeat:\n"
                 "the first matching rule wins. Given rules replace the defaults\n"
                 "('aot_module:' and 'untuned_module:' prefixes). KIND is the text after\n"
-                "the last '=' when it is an identifier, so REGEX may contain '=' itself.",
+                "the last '=' when it is an identifier, so REGEX may contain '=' itself.\n"
+                "REGEX is RE2 syntax (close to Python's re: \\d, [a-z], (?i), groups;\n"
+                "no backreferences or lookaround), matched in linear time; an invalid\n"
+                "or unsupported pattern is a usage error that names the rule.",
                 [&settings](std::string_view setting, std::string_view arg) { settings.add_region(setting, arg); })
       .flag("--cross-thread",
             "Also attribute work on threads without a run marker (autograd, data\n"

@@ -17,7 +17,7 @@
 namespace regionprof::cli {
 
 /// A setting with an invalid value. what() names the setting and the problem, e.g.
-/// "option --run-marker: run marker '[step': invalid ECMAScript regex: ...".
+/// "option --run-marker: run marker '[step': invalid regex (RE2 syntax; ...): ...".
 class setting_error : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;

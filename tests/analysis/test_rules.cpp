@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(invalid_regex_throws_naming_the_rule) {
     analyze(t, options);
     BOOST_FAIL("an invalid region regex must throw");
   } catch (const std::invalid_argument& e) {
-    BOOST_TEST(std::string(e.what()).find("region rule 'layer_(': invalid ECMAScript regex") != std::string::npos);
+    BOOST_TEST(std::string(e.what()).find("region rule 'layer_(': invalid regex (RE2 syntax") != std::string::npos);
   }
   analysis_options marker;
   marker.run_marker = {match_kind::regex, "[step", "run", ""};
@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(invalid_regex_throws_naming_the_rule) {
     analyze(t, marker);
     BOOST_FAIL("an invalid marker regex must throw");
   } catch (const std::invalid_argument& e) {
-    BOOST_TEST(std::string(e.what()).find("run marker '[step': invalid ECMAScript regex") != std::string::npos);
+    BOOST_TEST(std::string(e.what()).find("run marker '[step': invalid regex (RE2 syntax") != std::string::npos);
   }
 }
 
@@ -146,6 +146,45 @@ BOOST_AUTO_TEST_CASE(marker_rule_wins_over_region_rules) {
   const analysis_result r = analyze(b.get(), options);
   BOOST_TEST(r.runs.size() == 2u);
   BOOST_TEST(r.regions.empty());
+}
+
+// docs/design.md, rule 11: RE2. Unsupported constructs are refused when the rule is validated, with
+// the rule and RE2's reason; a valid rule matches in linear time whatever the name.
+BOOST_AUTO_TEST_CASE(backreferences_and_lookaround_are_refused_naming_the_rule) {
+  for (const std::string pattern : {"(a)\\1", "layer(?=_0)", "(?<!x)layer", "a{2,1}"}) {
+    try {
+      validate_name_rule({match_kind::regex, pattern, "layer", ""}, "region rule");
+      BOOST_FAIL("RE2 must refuse " + pattern);
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      BOOST_TEST(message.starts_with("region rule '" + pattern + "': invalid regex (RE2 syntax"), message);
+    }
+  }
+  BOOST_CHECK_THROW(parse_region_arg("(a)\\1=r"), std::invalid_argument);
+  BOOST_CHECK_NO_THROW(validate_name_rule({match_kind::regex, "(?i)step#\\d+", "run", ""}, "run marker"));
+}
+
+BOOST_AUTO_TEST_CASE(a_20_mb_name_and_a_nested_quantifier_match_in_linear_time) {
+  // std::regex recursed once per character here (a stack overflow at ~20 MB) and took exponential
+  // time on (a+)+b; RE2 does neither.
+  const std::string huge = "r" + std::string(20u << 20, 'x');
+  const std::string as(100'000, 'a');
+  trace t = trace_builder()
+                .thread(1)
+                .marker(0, 1000)
+                .range(huge, 10, 110)
+                .range(as, 200, 300)
+                .range(as + "b", 400, 450)
+                .build();
+  analysis_options options;
+  options.region_rules = {parse_region_arg("r(.*)=r"), parse_region_arg("((a+)+b)=nested")};
+  const analysis_result r = analyze(t, options);
+  BOOST_TEST_REQUIRE(r.runs.size() == 1u);
+  BOOST_TEST_REQUIRE(r.regions.size() == 2u);
+  BOOST_TEST(r.regions[0].id.size() == 2 + (20u << 20));  // "r:" + the 20 MiB of x
+  BOOST_TEST(find_region(r, r.runs[0], r.regions[0].id)->cpu_time_ns == 100);
+  BOOST_TEST(r.regions[1].id == "nested:" + as + "b");  // the a-only name does not match
+  BOOST_TEST(find_region(r, r.runs[0], r.regions[1].id)->cpu_time_ns == 50);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -63,8 +63,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
   expect_usage_error({"analyze"}, "regionprof analyze: missing TRACE");
   expect_usage_error({"analyze", "--bogus", trace}, "regionprof analyze: unknown option '--bogus'");
   expect_usage_error({"analyze", trace, "--region"}, "option --region needs a value");
-  expect_usage_error({"analyze", "--region", "layer_(", trace}, "option --region: region rule 'layer_(': invalid ECMAScript regex");
-  expect_usage_error({"analyze", "--run-marker", "[step", trace}, "option --run-marker: run marker '[step': invalid ECMAScript regex");
+  expect_usage_error({"analyze", "--region", "layer_(", trace}, "option --region: region rule 'layer_(': invalid regex (RE2 syntax");
+  expect_usage_error({"analyze", "--run-marker", "[step", trace}, "option --run-marker: run marker '[step': invalid regex (RE2 syntax");
   expect_usage_error({"analyze", "--run-marker=", trace}, "option --run-marker: run marker '': empty regex");
   expect_usage_error({"analyze", "--row-limit", "abc", trace}, "option --row-limit needs a whole number from 1 to 1000000, got 'abc'");
   expect_usage_error({"analyze", "--row-limit", "0", trace}, "got '0'");

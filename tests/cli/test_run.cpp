@@ -236,7 +236,7 @@ BOOST_AUTO_TEST_CASE(what_cannot_run_is_refused_clearly) {
   BOOST_TEST(contains(missing.err, "cannot run 'regionprof-no-such-program': No such file or directory"));
   const outcome bad_regex = regionprof_run(dir.path, {"--region", "(", "--", RUN_CHILD});
   BOOST_TEST(bad_regex.status == 2);
-  BOOST_TEST(contains(bad_regex.err, "region rule '(': invalid ECMAScript regex"));
+  BOOST_TEST(contains(bad_regex.err, "region rule '(': invalid regex (RE2 syntax"));
   const outcome no_program = regionprof_run(dir.path, {"--run-marker", "step"});
   BOOST_TEST(no_program.status == 2);
   BOOST_TEST(contains(no_program.err, "missing PROGRAM"));

@@ -17,7 +17,7 @@ namespace regionprof {
 enum class match_kind : std::uint8_t {
   exact = 0,   ///< the whole name equals `pattern`
   prefix = 1,  ///< the name starts with `pattern`
-  regex = 2,   ///< ECMAScript regex that must match the whole name
+  regex = 2,   ///< RE2 regex that must match the whole name (linear time; no backreferences or lookaround)
 };
 
 /// Maps a range name to a run marker or a region.
@@ -48,7 +48,7 @@ std::vector<name_rule> default_region_rules();
 ///
 /// ```
 /// regionprof::validate_name_rule({regionprof::match_kind::regex, "layer_("}, "region rule");
-/// // throws: region rule 'layer_(': invalid ECMAScript regex: ...
+/// // throws: region rule 'layer_(': invalid regex (RE2 syntax; no backreferences or lookaround): ...
 /// ```
 void validate_name_rule(const name_rule& rule, std::string_view role);
 

@@ -22,8 +22,9 @@ name_classifier::compiled_rule name_classifier::compile(const name_rule& rule, c
   compiled.rule = &rule;
   validate_name_rule(rule, role);
   if (rule.match == match_kind::regex) {
-    compiled.regex.emplace(rule.pattern, std::regex::ECMAScript);
-    compiled.has_group = compiled.regex->mark_count() >= 1;
+    std::string error;
+    compiled.regex = compile_name_regex(rule.pattern, error);  // validated above: never null
+    compiled.has_group = compiled.regex->NumberOfCapturingGroups() >= 1;
   }
   if (!rule.domain.empty()) {
     compiled.domain_absent = true;
@@ -56,10 +57,14 @@ std::optional<std::string> name_classifier::match(const compiled_rule& rule, std
       if (text.starts_with(r.pattern)) return std::string(text.substr(r.pattern.size()));
       return std::nullopt;
     case match_kind::regex: {
-      std::match_results<std::string_view::const_iterator> found;
-      if (!std::regex_match(text.begin(), text.end(), found, *rule.regex)) return std::nullopt;
-      if (rule.has_group) return found[1].matched ? found[1].str() : std::string();
-      return std::string(text);
+      const re2::StringPiece whole(text.data(), text.size());
+      if (!rule.has_group) {
+        if (!re2::RE2::FullMatch(whole, *rule.regex)) return std::nullopt;
+        return std::string(text);
+      }
+      re2::StringPiece group;  // data() stays null when group 1 did not take part in the match
+      if (!re2::RE2::FullMatch(whole, *rule.regex, &group)) return std::nullopt;
+      return group.data() ? std::string(group.data(), group.size()) : std::string();
     }
   }
   return std::nullopt;

@@ -1,4 +1,4 @@
-// Maps CPU intervals to "run marker", "region r" or "nothing" by the analysis rules (DESIGN.md, rules 2-3).
+// Maps CPU intervals to "run marker", "region r" or "nothing" by the analysis rules (docs/design.md, rules 2, 3 and 11).
 //
 // Rules are evaluated once per distinct (name id, domain), never per event: the first lookup of a name
 // fills a table indexed by name id; a name seen in a second domain goes to a small map keyed by the pair.
@@ -6,12 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/name_regex.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/trace.hpp"
 
@@ -52,7 +53,7 @@ class name_classifier {
  private:
   struct compiled_rule {
     const name_rule* rule = nullptr;
-    std::optional<std::regex> regex;
+    std::shared_ptr<const re2::RE2> regex;  ///< regex rules only; shared: RE2 is not copyable
     bool has_group = false;
     std::optional<domain_index> domain;  ///< empty: any domain
     bool domain_absent = false;          ///< the rule names a domain the trace does not have

@@ -1,8 +1,8 @@
 #include <cctype>
-#include <regex>
 #include <stdexcept>
 #include <string>
 
+#include "analysis/name_regex.hpp"
 #include "regionprof/analysis.hpp"
 
 namespace regionprof {
@@ -15,6 +15,19 @@ std::vector<name_rule> default_region_rules() {
   return {{match_kind::prefix, "aot_module:", "aot_module", ""},
           {match_kind::prefix, "untuned_module:", "untuned_module", ""}};
 }
+
+namespace detail {
+
+std::unique_ptr<const re2::RE2> compile_name_regex(const std::string& pattern, std::string& error) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);  // the error goes into the caller's message, not to stderr
+  auto compiled = std::make_unique<const re2::RE2>(pattern, options);
+  if (compiled->ok()) return compiled;
+  error = compiled->error();
+  return nullptr;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -38,10 +51,8 @@ void validate_name_rule(const name_rule& rule, std::string_view role) {
       return;
     case match_kind::regex:
       if (rule.pattern.empty()) fail("empty regex");
-      try {
-        const std::regex check(rule.pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        fail(std::string("invalid ECMAScript regex: ") + e.what());
+      if (std::string error; !detail::compile_name_regex(rule.pattern, error)) {
+        fail("invalid regex (RE2 syntax; no backreferences or lookaround): " + error);
       }
       return;
   }
