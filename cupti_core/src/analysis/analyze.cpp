@@ -1,6 +1,5 @@
 // regionprof::analyze: the attribution engine's entry and the order of its passes (docs/design.md,
 // rules 1-10; the passes are listed in engine.hpp).
-#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -23,18 +22,8 @@ analysis_result engine::run() {
 
   if (marker_threads_.size() > 1) discover_markers();
   const std::vector<std::uint32_t> order = walk_order();
-  for (std::size_t w = 0; w < order.size(); ++w) {
-    walk(order[w]);
-    if (w == 0 && !runs_known_) {
-      marker_count_ = markers_.size();
-      lookup_.build(markers_);  // the only marker thread (or the synthetic run) is now known
-    }
-  }
-  for (std::uint32_t t = 0; t < thread_count_; ++t) {
-    if (std::find(order.begin(), order.end(), t) == order.end()) walk(t);
-  }
+  walk_threads(order);
   order_ = {};
-  stack_ = {};
   resolve_pending();
   attribute_device_ops();
   return assemble();

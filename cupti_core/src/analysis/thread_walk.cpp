@@ -11,6 +11,22 @@
 
 namespace regionprof::detail::attribution {
 
+namespace {
+
+/// One open interval of a thread walk. `run` is a run index when owned(state), no_run::skipped when
+/// state is skipped, else no_run::none.
+struct frame {
+  std::int64_t end = 0;     ///< clipped end, ns (rule 1)
+  std::int64_t device = 0;  ///< device time launched from this subtree, ns (owned frames)
+  run_index run;
+  aggregate_index aggregate;  ///< the topmost region's aggregate in this run, or no_aggregate::none
+  name_id key = no_key;       ///< name id
+  ownership state = ownership::none;
+  bool under_marker = false;  ///< this interval is a run marker or has one above it on this thread
+};
+
+}  // namespace
+
 aggregate_index engine::aggregate_of(run_index run, std::uint32_t region) {
   if (region >= region_last_run_.size()) {
     region_last_run_.resize(region + 1, no_run::none);
@@ -25,35 +41,38 @@ aggregate_index engine::aggregate_of(run_index run, std::uint32_t region) {
   return it->second;
 }
 
-void engine::begin_topmost_region(frame& f, std::uint32_t region, std::int64_t start, std::int64_t end) {
-  const aggregate_index index = aggregate_of(f.run, region);
+// The aggregate of a topmost region instance [start, end] ns owned by `run` (owned(state)).
+aggregate_index engine::begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
+                                             std::int64_t end) {
+  const aggregate_index index = aggregate_of(run, region);
   aggregate& a = aggregates_[index];
-  if (f.state == ownership::on_thread) {
+  if (state == ownership::on_thread) {
     ++a.calls;
     a.cpu += end - start;
-    if (options_.cross_thread) runs_[f.run].instances.push_back({start, end, index});
+    if (options_.cross_thread) runs_[run].instances.push_back({start, end, index});
   } else {
     a.off_cpu += end - start;
     a.off_thread = true;
   }
   a.first_seen = std::min(a.first_seen, start);
-  f.aggregate = index;
+  return index;
 }
 
-void engine::pop(std::vector<frame>& stack) {
-  const frame done = stack.back();
+template <typename Frame>
+void engine::pop(std::vector<Frame>& stack) {
+  const Frame done = stack.back();
   stack.pop_back();
   if (!owned(done.state) || done.key == no_key) return;
   cpu_keys_[done.key].total_device += done.device;
   if (!stack.empty() && owned(stack.back().state) && stack.back().run == done.run) stack.back().device += done.device;
 }
 
-void engine::walk(std::uint32_t thread) {
-  std::vector<frame>& stack = stack_;
+template <typename Frame>
+void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
   stack.clear();
   const bool synthetic = thread == synthetic_thread_;
   if (synthetic) {
-    frame base;
+    Frame base;
     base.end = max_ns;
     base.run = run_index::at(0);
     base.state = ownership::on_thread;
@@ -71,7 +90,7 @@ void engine::walk(std::uint32_t thread) {
     const std::int64_t start = interval.start_ns;
     std::int64_t end = effective_end(interval);
     while (!stack.empty()) {
-      const frame& top = stack.back();
+      const Frame& top = stack.back();
       if (end <= top.end) break;  // contained: a child of top (top.start <= start by the order)
       if (start < top.end) {      // starts inside top, ends after it: clip (rule 1)
         if (overlaps_++ == 0) {
@@ -86,8 +105,8 @@ void engine::walk(std::uint32_t thread) {
     }
     const std::int64_t length = end - start;
     const std::uint32_t cls = classify(interval);
-    const frame* parent = stack.empty() ? nullptr : &stack.back();
-    frame f;
+    const Frame* parent = stack.empty() ? nullptr : &stack.back();
+    Frame f;
     f.end = end;
     f.key = name_of(interval);
 
@@ -113,7 +132,7 @@ void engine::walk(std::uint32_t thread) {
       f.aggregate = parent->aggregate;
       if (cls == marker_class) ++nested_markers_;
       if (cls >= region_class && owned(f.state) && f.aggregate == no_aggregate::none) {
-        begin_topmost_region(f, cls - region_class, start, end);
+        f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end);
       }
       if (f.state == ownership::off_counted) ++off_thread_intervals_;
     } else {
@@ -126,7 +145,7 @@ void engine::walk(std::uint32_t thread) {
       } else if (options_.cross_thread) {
         f.run = code;
         f.state = ownership::off_thread;
-        if (cls >= region_class) begin_topmost_region(f, cls - region_class, start, end);
+        if (cls >= region_class) f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end);
       } else {
         f.state = ownership::off_counted;
         ++off_thread_intervals_;
@@ -166,6 +185,21 @@ void engine::walk(std::uint32_t thread) {
     stack.push_back(f);
   }
   while (!stack.empty()) pop(stack);
+}
+
+// Marker threads first (`order`), then the others: the lookup of rule 9 needs every marker.
+void engine::walk_threads(const std::vector<std::uint32_t>& order) {
+  std::vector<frame> stack;  // capacity kept across threads
+  for (std::size_t w = 0; w < order.size(); ++w) {
+    walk(order[w], stack);
+    if (w == 0 && !runs_known_) {
+      marker_count_ = markers_.size();
+      lookup_.build(markers_);  // the only marker thread (or the synthetic run) is now known
+    }
+  }
+  for (std::uint32_t t = 0; t < thread_count_; ++t) {
+    if (std::find(order.begin(), order.end(), t) == order.end()) walk(t, stack);
+  }
 }
 
 }  // namespace regionprof::detail::attribution

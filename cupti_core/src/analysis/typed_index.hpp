@@ -25,7 +25,8 @@ class typed_index {
   using states = States;
 
   constexpr typed_index() noexcept = default;
-  constexpr typed_index(States state) noexcept : value_(static_cast<std::uint32_t>(state)) {}  // NOLINT: a state is an index value
+  /// Implicit: a state is a value of the index (`run = no_run::skipped`, `run == no_run::none`).
+  constexpr typed_index(States state) noexcept : value_(static_cast<std::uint32_t>(state)) {}
   /// Precondition: index < first_state_value.
   static constexpr typed_index at(std::size_t index) noexcept { return typed_index(static_cast<std::uint32_t>(index)); }
 
