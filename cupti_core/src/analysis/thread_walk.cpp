@@ -14,7 +14,7 @@ namespace regionprof::detail::attribution {
 namespace {
 
 /// One open interval of a thread walk. `run` is a run index when owned(state), no_run::skipped when
-/// state is skipped, else no_run::none.
+/// state is skipped, else no_run::none. Internal linkage: see engine::walk() in engine.hpp.
 struct frame {
   std::int64_t end = 0;     ///< clipped end, ns (rule 1)
   std::int64_t device = 0;  ///< device time launched from this subtree, ns (owned frames)
