@@ -1,4 +1,4 @@
-// Correlation id -> launching API call, built once per analysis (DESIGN.md, rule 6).
+// Correlation id -> launching API call, built once per analysis (docs/design.md, rule 6).
 #pragma once
 
 #include <cstdint>

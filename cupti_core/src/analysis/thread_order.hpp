@@ -1,4 +1,4 @@
-// Per-thread order of CPU intervals for the parent-tree walk (DESIGN.md, rule 1).
+// Per-thread order of CPU intervals for the parent-tree walk (docs/design.md, rule 1).
 #pragma once
 
 #include <cstdint>
