@@ -6,10 +6,10 @@
 namespace regionprof::collect {
 
 std::size_t activity_backend::record_size(const activity_record& record) const {
-  const auto kind = static_cast<std::uint32_t>(record.kind);
+  const std::uint32_t kind = enum_bits(record.kind);
   if (kind < learned_sizes_.size() && learned_sizes_[kind] != 0) return learned_sizes_[kind];
   if (library_.major != built_cupti_major) return 0;
-  switch (record.kind) {
+  switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(kernel_record);
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(memcpy_record);
