@@ -360,6 +360,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   // Move what the program wrote into place; one stderr line for each report that is missing.
   const std::vector<std::pair<std::string, std::string>> reasons = claim.unwritten();
   std::vector<const output*> written;
+  bool explained = false;  // one line said that no profile was written: the other reports need none
   for (const output& out : outputs) {
     const std::string partial = partial_path(out.final_path);
     std::error_code error;
@@ -382,7 +383,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
       }
       continue;
     }
-    if (out.to_stdout && written.empty()) continue;  // the JSON profile's line says why
+    if (explained || (out.to_stdout && written.empty())) continue;  // the JSON profile's line says why
     const std::string reason = reason_unwritten(out, reasons);
     if (!reason.empty()) {
       std::cerr << "regionprof: cannot write the " << out.what << " to '" << out.shown << "': " << reason << "\n";
@@ -390,7 +391,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
       std::cerr << "regionprof: no profile was written: regionprof was never loaded into the program (it made no "
                    "NVTX call and CUDA never initialised: no CUDA call, or no driver), or it ended through _exit() "
                    "or SIGKILL\n";
-      break;  // nothing was: one line says why
+      explained = true;
     } else {
       std::cerr << "regionprof: the " << out.what << " '" << out.shown << "' was not written\n";
     }
@@ -443,8 +444,9 @@ would have; its profile so far is written. One process is profiled: the first to
 call (PROGRAM may be a wrapper script that starts the real program); its children are not.
 
 Exit status: the program's; 127 when PROGRAM cannot be found, 126 when it cannot be run; 1 when
-regionprof cannot prepare the run (its injection library is missing, an output directory does not
-exist); 2 for a usage error (nothing is run).
+regionprof cannot prepare the run (its injection library is missing, an output path is a directory or
+its directory does not exist or is not writable); 2 for a usage error (nothing is run). A report that
+cannot be written after the program ended gets one line on standard error naming its path.
 
 Environment: REGIONPROF_INJECT_PATH names the injection library (default ../lib/libregionprof_inject.so
 next to this executable, then the installed one); REGIONPROF_DEVICE_BUFFER_MB caps CUPTI's activity
