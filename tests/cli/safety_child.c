@@ -2,7 +2,8 @@
  * ranges), so regionprof is loaded into it under `regionprof run`; then what argv[1] asks for:
  *   exit N          "out\n" to stdout, "err\n" to stderr, exit(N)
  *   segv|abort|term|kill
- *                   "before\n" to stdout and stderr, then a null write, abort(), raise(SIGTERM), raise(SIGKILL)
+ *                   "before\n" to stdout and stderr, then a write to a PROT_NONE page, abort(),
+ *                   raise(SIGTERM), raise(SIGKILL)
  *   binary MIB      MIB MiB to stdout: the byte values 0..255 repeating, written with write(2)
  *   interleave      1000 alternating chunks of every byte value to stdout and stderr; the last chunk of
  *                   each ends without a newline
@@ -14,13 +15,14 @@
  *   env             every environment entry to stdout, each followed by a NUL byte
  *   argv            argc, then every argv[i] (i >= 1), each followed by a NUL byte
  * Output goes through write(2) unless said otherwise, so the bytes are exactly those named here. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,9 +61,10 @@ int main(int argc, char** argv) {
       strcmp(mode, "kill") == 0) {
     put_text(1, "before\n");
     put_text(2, "before\n");
-    if (strcmp(mode, "segv") == 0) {
-      volatile int* volatile nowhere = NULL;
-      *nowhere = 1;
+    if (strcmp(mode, "segv") == 0) { /* a real fault, not undefined behaviour a sanitizer would report */
+      volatile char* const page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (page == MAP_FAILED) return 96;
+      page[0] = 1;
     }
     if (strcmp(mode, "abort") == 0) abort();
     raise(strcmp(mode, "term") == 0 ? SIGTERM : SIGKILL);
