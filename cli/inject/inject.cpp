@@ -12,10 +12,14 @@
 // never calls into CUPTI), then re-raises the signal, so the program ends as it would have. A watchdog
 // (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
 //
-// It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`. One process is
-// profiled: the first that loads the library creates the REGIONPROF_CLAIM file (so a wrapper script that
-// starts the real program works); other processes that inherit the environment, and forked children, do
-// not write.
+// It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`, and only while fd 2 is
+// still the file it was when the library loaded (a program that closed stderr and reused fd 2 for a file
+// of its own never finds our lines in it). One process is profiled: the first that loads the library
+// creates the REGIONPROF_CLAIM file (so a wrapper script that starts the real program works); other
+// processes that inherit the environment, and forked children, do not write. Under `regionprof run` an
+// output that cannot be written is recorded in the claim file, one `KIND<TAB>REASON` line (KIND `json`,
+// `markdown` or `trace`), and `run` reports it naming the user's path; without a claim file it goes to
+// stderr.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -35,6 +39,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -72,6 +77,10 @@ struct injected {
   std::atomic<bool> device_ready{false};    // `device` is set (published after it)
   std::atomic<bool> written{false};         // the profile was written (or is being written)
   std::atomic<int> fatal_signal{0};
+  std::optional<std::string> claim_path;  // set when this process created the claim file
+  bool stderr_known = false;              // fd 2 was open when the library loaded: its identity follows
+  dev_t stderr_device = 0;
+  ino_t stderr_inode = 0;
 };
 
 injected& state() {
@@ -79,7 +88,65 @@ injected& state() {
   return *instance;
 }
 
-void complain(const std::string& message) { std::fprintf(stderr, "regionprof: %s\n", message.c_str()); }
+/// True while fd 2 is the file it was when the library loaded.
+bool stderr_is_the_original() {
+  const injected& s = state();
+  struct stat now {};
+  return s.stderr_known && fstat(STDERR_FILENO, &now) == 0 && now.st_dev == s.stderr_device &&
+         now.st_ino == s.stderr_inode;
+}
+
+/// One line to stderr, unbuffered, unless the program has put something else at fd 2.
+void complain(const std::string& message) {
+  if (!stderr_is_the_original()) return;
+  const std::string line = "regionprof: " + message + "\n";
+  for (std::size_t done = 0; done < line.size();) {
+    const ssize_t written = write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return;
+    done += static_cast<std::size_t>(written);
+  }
+}
+
+void remember_stderr() {
+  injected& s = state();
+  struct stat now {};
+  s.stderr_known = fstat(STDERR_FILENO, &now) == 0;
+  s.stderr_device = now.st_dev;
+  s.stderr_inode = now.st_ino;
+}
+
+/// An output that could not be written: a line in the claim file for `regionprof run` to report, or
+/// (no claim file, or it cannot be appended to) a line on stderr.
+void report_unwritten(const char* kind, std::string reason) {
+  if (reason.starts_with("regionprof: ")) reason.erase(0, std::string_view("regionprof: ").size());
+  std::replace(reason.begin(), reason.end(), '\n', ' ');
+  const injected& s = state();
+  if (s.claim_path) {
+    const int fd = open(s.claim_path->c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+      const std::string line = std::string(kind) + "\t" + reason + "\n";
+      const ssize_t written = write(fd, line.data(), line.size());
+      close(fd);
+      if (written == static_cast<ssize_t>(line.size())) return;
+    }
+  }
+  const std::string_view key = kind;
+  const char* what = key == "json" ? "JSON profile" : key == "markdown" ? "Markdown report" : "Chrome trace";
+  complain("could not write the " + std::string(what) + ": " + reason);
+}
+
+/// Writes one output; a failure is reported and does not stop the others.
+template <typename write_function>
+void write_output(const char* kind, write_function&& write_it) noexcept {
+  try {
+    write_it();
+  } catch (const std::exception& e) {
+    report_unwritten(kind, e.what());
+  } catch (...) {
+    report_unwritten(kind, "unknown error");
+  }
+}
 
 std::optional<std::string> environment(const char* name) {
   const char* value = std::getenv(name);
@@ -187,17 +254,17 @@ void write_profile(int signal_number) noexcept {
     t.target_extra_json = boost::json::serialize(target);
     const report_context context{s.config.warmup_runs, 0, false, {}};
     const Profile profile(std::move(t), s.config.analysis, context);
-    profile.write_json(s.config.json_path);
-    if (s.config.markdown_path) profile.write_markdown(*s.config.markdown_path);
-    if (s.config.trace_path) profile.write_trace(*s.config.trace_path);
+    write_output("json", [&] { profile.write_json(s.config.json_path); });
+    if (s.config.markdown_path) write_output("markdown", [&] { profile.write_markdown(*s.config.markdown_path); });
+    if (s.config.trace_path) write_output("trace", [&] { profile.write_trace(*s.config.trace_path); });
     if (signal_number != 0) {
       complain("the program got signal " + std::to_string(signal_number) +
                "; the profile holds what was recorded until then");
     }
   } catch (const std::exception& e) {
-    complain(std::string("could not write the profile: ") + e.what());
+    report_unwritten("json", std::string("could not make the profile: ") + e.what());
   } catch (...) {
-    complain("could not write the profile");
+    report_unwritten("json", "could not make the profile");
   }
 }
 
@@ -254,6 +321,7 @@ bool claim_this_process(pid_t pid) {
   const std::string text = std::to_string(pid) + "\n";
   [[maybe_unused]] const ssize_t written = write(fd, text.data(), text.size());
   close(fd);
+  state().claim_path = *claim;
   return true;
 }
 
@@ -261,6 +329,7 @@ bool claim_this_process(pid_t pid) {
 bool start() noexcept {
   injected& s = state();
   s.pid = getpid();
+  remember_stderr();
   if (!claim_this_process(s.pid)) return false;
   try {
     s.config = read_settings();

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -58,22 +61,78 @@ std::string find_injection_library() {
                            "); build it (target regionprof_inject) or set REGIONPROF_INJECT_PATH");
 }
 
-/// An output path, absolute, whose directory exists (checked before the program runs, not after).
-std::string output_path(const std::string& path, const char* what) {
-  const fs::path absolute = fs::absolute(path);
-  const fs::path directory = absolute.parent_path();
-  if (!fs::is_directory(directory)) {
-    throw std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "': directory '" +
-                             directory.string() + "' does not exist");
-  }
-  return absolute.string();
-}
-
 /// Where the injected library writes before the file is moved into place: the same directory (so the
 /// move is a rename), a name no other run uses. An old report stays until a new one exists.
 std::string partial_path(const std::string& final_path) {
   return final_path + ".regionprof-" + std::to_string(getpid()) + ".partial";
 }
+
+/// An output path, absolute: not a directory, in a directory that exists and where files can be created
+/// (checked before the program runs by creating and removing the partial file, not after).
+std::string output_path(const std::string& path, const char* what) {
+  const auto refuse = [&](const std::string& why) {
+    return std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "': " + why);
+  };
+  const fs::path absolute = fs::absolute(path);
+  const fs::path directory = absolute.parent_path();
+  std::error_code error;
+  if (!absolute.has_filename() || fs::is_directory(absolute, error)) throw refuse("it is a directory");
+  if (!fs::is_directory(directory, error)) throw refuse("directory '" + directory.string() + "' does not exist");
+  const std::string probe = partial_path(absolute.string());
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw refuse("cannot create files in directory '" + directory.string() + "': " + std::strerror(errno));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return absolute.string();
+}
+
+/// One report `run` asks the library for, and where it goes.
+struct output {
+  const char* kind;        ///< the library's name for it in the claim file: json, markdown, trace
+  const char* what;        ///< for messages
+  std::string shown;       ///< as the user gave it (or "standard output")
+  std::string final_path;  ///< absolute; the library writes partial_path(final_path)
+  bool to_stdout = false;  ///< the Markdown report printed after the program exited
+};
+
+/// The claim file (REGIONPROF_CLAIM) in a directory of its own, so that it outlives whatever the program
+/// does to the output directories; next to the JSON profile when no temporary directory can be made.
+struct claim_file {
+  std::optional<fs::path> directory;
+  std::string path;
+
+  explicit claim_file(const std::string& json_final) {
+    std::error_code error;
+    std::string pattern = (fs::temp_directory_path(error) / "regionprof-run-XXXXXX").string();
+    if (!error && mkdtemp(pattern.data()) != nullptr) {
+      directory = pattern;
+      path = (*directory / "claim").string();
+    } else {
+      path = partial_path(json_final) + ".claim";
+    }
+  }
+  claim_file(const claim_file&) = delete;
+  claim_file& operator=(const claim_file&) = delete;
+  ~claim_file() {
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    if (directory) fs::remove(*directory, ignored);
+  }
+
+  /// The library's `KIND<TAB>REASON` lines (after the pid it claimed with): why an output is missing.
+  std::vector<std::pair<std::string, std::string>> unwritten() const {
+    std::vector<std::pair<std::string, std::string>> reasons;
+    std::ifstream file(path);
+    for (std::string line; std::getline(file, line);) {
+      if (const std::size_t tab = line.find('\t'); tab != std::string::npos) {
+        reasons.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+      }
+    }
+    return reasons;
+  }
+};
 
 pid_t running_child = -1;
 
@@ -86,8 +145,37 @@ const char* signal_name(int signal_number) {
   return name != nullptr ? name : "?";
 }
 
+/// The library's variables `run` owns: the caller's values never reach the program, so only the flags of
+/// this command configure the profile. The others (REGIONPROF_DEVICE_BUFFER_MB, REGIONPROF_SYNC_RECORDS,
+/// REGIONPROF_CUPTI_PATH) pass through from the caller.
+constexpr std::array owned_variables{"NVTX_INJECTION64_PATH", inject_env::output,   inject_env::markdown,
+                                     inject_env::trace,       inject_env::run_marker, inject_env::regions,
+                                     inject_env::cross_thread, inject_env::row_limit, inject_env::warmup_runs,
+                                     inject_env::claim,       "CUDA_INJECTION64_PATH"};
+
+/// The program's environment: the caller's, less the owned variables, plus `settings` (appended).
+std::vector<std::string> program_environment(const std::vector<std::pair<std::string, std::string>>& settings) {
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    const std::string_view name = text.substr(0, text.find('='));
+    const bool owned = std::any_of(owned_variables.begin(), owned_variables.end(),
+                                   [name](const char* variable) { return name == variable; });
+    if (!owned) env.emplace_back(text);
+  }
+  for (const auto& [name, value] : settings) env.push_back(name + "=" + value);
+  return env;
+}
+
 /// Starts the program with the environment; returns its pid, or -errno when it could not be executed.
-pid_t start_program(const std::vector<std::string>& program, const std::vector<std::pair<std::string, std::string>>& env) {
+/// Everything exec needs is built before fork: the child only execs (or reports why it could not).
+pid_t start_program(const std::vector<std::string>& program, const std::vector<std::string>& env) {
+  std::vector<char*> argv;
+  for (const std::string& word : program) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   const pid_t child = fork();
@@ -99,11 +187,7 @@ pid_t start_program(const std::vector<std::string>& program, const std::vector<s
   }
   if (child == 0) {
     close(report[0]);
-    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& word : program) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
+    execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     [[maybe_unused]] const ssize_t written = write(report[1], &error, sizeof error);
     _exit(127);
@@ -125,6 +209,7 @@ pid_t start_program(const std::vector<std::string>& program, const std::vector<s
 }
 
 /// Waits for the program with Ctrl-C left to it (as a shell does) and SIGTERM/SIGHUP forwarded to it.
+/// Returns its status as a shell reports it: the exit code, or 128 + N when signal N killed it.
 int wait_for(pid_t child) {
   running_child = child;
   struct sigaction ignore {};
@@ -148,16 +233,20 @@ int wait_for(pid_t child) {
   if (WIFSIGNALED(status)) {
     const int signal_number = WTERMSIG(status);
     std::cerr << "regionprof: the program was killed by signal " << signal_number << " (SIG" << signal_name(signal_number)
-              << ")\n";
+              << ")" << (WCOREDUMP(status) ? " (core dumped)" : "") << "\n";
     return 128 + signal_number;
   }
   return 1;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
 /// "5 runs, 4 regions; warnings: NO_RUN_MARKERS" from a written profile.
 std::string summary_of(const std::string& json_path) {
-  std::ifstream file(json_path);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string text = read_text(json_path);
   boost::system::error_code error;
   const boost::json::value profile = boost::json::parse(text, error);
   if (error || !profile.is_object()) return "unreadable JSON";
@@ -181,46 +270,86 @@ std::string summary_of(const std::string& json_path) {
   return out.str();
 }
 
+/// Every byte of `text` to stdout. SIGPIPE is ignored first: a reader that went away costs the report,
+/// never the program's exit status. Returns 0, or the errno of the failed write.
+int write_stdout(const std::string& text) {
+  ::signal(SIGPIPE, SIG_IGN);
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t written = write(STDOUT_FILENO, text.data() + done, text.size() - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return written < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(written);
+  }
+  return 0;
+}
+
+/// Why `out` is missing after the program ended: the library's reason (its partial path replaced by the
+/// user's), else what became of the directory; empty when nothing says.
+std::string reason_unwritten(const output& out, const std::vector<std::pair<std::string, std::string>>& reasons) {
+  const fs::path directory = fs::path(out.final_path).parent_path();
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    return "directory '" + directory.string() + "' no longer exists (it was removed while the program ran)";
+  }
+  for (const auto& [kind, reason] : reasons) {
+    if (kind != out.kind) continue;
+    std::string text = reason;
+    const std::string partial = partial_path(out.final_path);
+    for (std::size_t at = text.find(partial); at != std::string::npos; at = text.find(partial, at)) {
+      text.replace(at, partial.size(), out.final_path);
+      at += out.final_path.size();
+    }
+    return text;
+  }
+  return "";
+}
+
 int run_program(const report_settings& report, const std::vector<std::string>& program) {
   const std::string library = find_injection_library();
   const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
-  const std::string json_final = output_path(report.json_path.value_or("profile.json"), "JSON profile");
-  std::optional<std::string> markdown_final;
-  std::optional<std::string> trace_final;
-  if (report.markdown_path) markdown_final = output_path(*report.markdown_path, "Markdown report");
-  if (report.trace_path) trace_final = output_path(*report.trace_path, "trace");
+  std::vector<output> outputs;
+  const std::string json_shown = report.json_path.value_or("profile.json");
+  outputs.push_back({"json", "JSON profile", json_shown, output_path(json_shown, "JSON profile")});
+  const std::string json_final = outputs.front().final_path;
+  if (report.markdown_path) {
+    outputs.push_back({"markdown", "Markdown report", *report.markdown_path,
+                       output_path(*report.markdown_path, "Markdown report")});
+  } else if (markdown_to_stdout) {
+    outputs.push_back({"markdown", "Markdown report", "standard output", json_final + ".md", true});
+  }
+  if (report.trace_path) {
+    outputs.push_back({"trace", "Chrome trace", *report.trace_path, output_path(*report.trace_path, "Chrome trace")});
+  }
+  const claim_file claim(json_final);
 
-  std::vector<std::pair<std::string, std::string>> env = {
+  std::vector<std::pair<std::string, std::string>> settings = {
       {"NVTX_INJECTION64_PATH", library},
       {"CUDA_INJECTION64_PATH", library},
-      {inject_env::output, partial_path(json_final)},
       {inject_env::warmup_runs, std::to_string(report.analysis.skip_runs)},
-      {inject_env::claim, partial_path(json_final) + ".claim"},
+      {inject_env::claim, claim.path},
   };
   for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
     if (const char* old = std::getenv(variable); old != nullptr && library != old) {
       std::cerr << "regionprof: " << variable << " was '" << old << "'; regionprof's library replaces it for this run\n";
     }
   }
-  std::string stdout_markdown;
-  if (markdown_to_stdout) {
-    stdout_markdown = partial_path(json_final) + ".md";
-    env.emplace_back(inject_env::markdown, stdout_markdown);
-  } else if (markdown_final) {
-    env.emplace_back(inject_env::markdown, partial_path(*markdown_final));
+  for (const output& out : outputs) {
+    const char* variable = out.kind == std::string_view("json")       ? inject_env::output
+                           : out.kind == std::string_view("markdown") ? inject_env::markdown
+                                                                      : inject_env::trace;
+    settings.emplace_back(variable, partial_path(out.final_path));
   }
-  if (trace_final) env.emplace_back(inject_env::trace, partial_path(*trace_final));
-  if (report.run_marker) env.emplace_back(inject_env::run_marker, *report.run_marker);
+  if (report.run_marker) settings.emplace_back(inject_env::run_marker, *report.run_marker);
   if (!report.regions.empty()) {
     std::string lines;
     for (const std::string& region : report.regions) lines += region + "\n";
-    env.emplace_back(inject_env::regions, lines);
+    settings.emplace_back(inject_env::regions, lines);
   }
-  env.emplace_back(inject_env::cross_thread, report.analysis.cross_thread ? "1" : "0");
-  if (report.row_limit) env.emplace_back(inject_env::row_limit, std::to_string(*report.row_limit));
+  settings.emplace_back(inject_env::cross_thread, report.analysis.cross_thread ? "1" : "0");
+  if (report.row_limit) settings.emplace_back(inject_env::row_limit, std::to_string(*report.row_limit));
 
   std::cout.flush();
-  const pid_t child = start_program(program, env);
+  const pid_t child = start_program(program, program_environment(settings));
   if (child < 0) {
     const int error = -child;
     std::cerr << "regionprof run: cannot run '" << program.front() << "': " << std::strerror(error) << "\n";
@@ -228,40 +357,51 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   }
   const int status = wait_for(child);
 
-  // Move what the program wrote into place.
-  std::error_code ignored;
-  const auto settle = [&ignored](const std::string& final_path) {
-    const std::string partial = partial_path(final_path);
-    if (!fs::exists(partial, ignored)) return false;
-    fs::rename(partial, final_path, ignored);
-    if (ignored) {
-      std::cerr << "regionprof: cannot move " << partial << " to " << final_path << ": " << ignored.message() << "\n";
-      return false;
+  // Move what the program wrote into place; one stderr line for each report that is missing.
+  const std::vector<std::pair<std::string, std::string>> reasons = claim.unwritten();
+  std::vector<const output*> written;
+  bool explained = false;  // one line said that no profile was written: the other reports need none
+  for (const output& out : outputs) {
+    const std::string partial = partial_path(out.final_path);
+    std::error_code error;
+    if (fs::exists(partial, error)) {
+      if (out.to_stdout) {
+        const std::string markdown = read_text(partial);
+        fs::remove(partial, error);
+        if (const int failed = write_stdout(markdown); failed != 0) {
+          std::cerr << "regionprof: cannot write the Markdown report to standard output: " << std::strerror(failed)
+                    << "\n";
+        }
+        continue;
+      }
+      fs::rename(partial, out.final_path, error);
+      if (error) {
+        std::cerr << "regionprof: cannot write the " << out.what << " to '" << out.shown << "': cannot move '"
+                  << partial << "' into place: " << error.message() << "\n";
+      } else {
+        written.push_back(&out);
+      }
+      continue;
     }
-    return true;
-  };
-  fs::remove(partial_path(json_final) + ".claim", ignored);
-  const bool wrote_json = settle(json_final);
-  if (markdown_final) settle(*markdown_final);
-  if (trace_final) settle(*trace_final);
-  if (!wrote_json) {
-    fs::remove(stdout_markdown, ignored);
-    std::cerr << "regionprof: no profile was written: regionprof was never loaded into the program (it made no "
-                 "NVTX call and CUDA never initialised: no CUDA call, or no driver), or it ended through _exit() "
-                 "or SIGKILL\n";
-    return status;
+    if (explained || (out.to_stdout && written.empty())) continue;  // the JSON profile's line says why
+    const std::string reason = reason_unwritten(out, reasons);
+    if (!reason.empty()) {
+      std::cerr << "regionprof: cannot write the " << out.what << " to '" << out.shown << "': " << reason << "\n";
+    } else if (&out == &outputs.front()) {
+      std::cerr << "regionprof: no profile was written: regionprof was never loaded into the program (it made no "
+                   "NVTX call and CUDA never initialised: no CUDA call, or no driver), or it ended through _exit() "
+                   "or SIGKILL\n";
+      explained = true;
+    } else {
+      std::cerr << "regionprof: the " << out.what << " '" << out.shown << "' was not written\n";
+    }
   }
-  if (markdown_to_stdout) {
-    std::ifstream markdown(stdout_markdown);
-    std::cout << markdown.rdbuf();
-    std::cout.flush();
-    fs::remove(stdout_markdown, ignored);
+  if (!written.empty()) {
+    std::cerr << "regionprof: wrote " << written.front()->shown;
+    if (written.front() == &outputs.front()) std::cerr << " (" << summary_of(json_final) << ")";
+    for (std::size_t i = 1; i < written.size(); ++i) std::cerr << ", " << written[i]->shown;
+    std::cerr << "\n";
   }
-  std::cerr << "regionprof: wrote " << (report.json_path ? *report.json_path : "profile.json")
-            << " (" << summary_of(json_final) << ")";
-  if (markdown_final) std::cerr << ", " << *report.markdown_path;
-  if (trace_final) std::cerr << ", " << *report.trace_path;
-  std::cerr << "\n";
   return status;
 }
 
@@ -304,8 +444,9 @@ would have; its profile so far is written. One process is profiled: the first to
 call (PROGRAM may be a wrapper script that starts the real program); its children are not.
 
 Exit status: the program's; 127 when PROGRAM cannot be found, 126 when it cannot be run; 1 when
-regionprof cannot prepare the run (its injection library is missing, an output directory does not
-exist); 2 for a usage error (nothing is run).
+regionprof cannot prepare the run (its injection library is missing, an output path is a directory or
+its directory does not exist or is not writable); 2 for a usage error (nothing is run). A report that
+cannot be written after the program ended gets one line on standard error naming its path.
 
 Environment: REGIONPROF_INJECT_PATH names the injection library (default ../lib/libregionprof_inject.so
 next to this executable, then the installed one); REGIONPROF_DEVICE_BUFFER_MB caps CUPTI's activity
