@@ -1,5 +1,6 @@
 #include "import/kineto_mapping.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <boost/json.hpp>
 #include <cstring>
@@ -60,11 +61,30 @@ void count(name_counts& counts, std::string_view name) {
   ++it->second;
 }
 
-std::string describe_counts(const name_counts& counts) {
-  std::string text;
+/// A category or phase as the warnings print it: bare when it is a plain word, else quoted.
+std::string display_name(std::string_view name) {
+  if (name == "(no category)" || name == "(no phase)") return std::string(name);
+  const bool plain = !name.empty() && name.size() <= 80 && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == ':' || c == '#' || c == '-' || c == '/' || c == '(' || c == ')';
+  });
+  return plain ? std::string(name) : quote_text(name);
+}
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+/// "12 events of 2 categories were not read: gpu_user_annotation_x 10, foo 2" (names in byte order).
+std::string describe_not_read(const name_counts& counts, std::uint64_t events, std::string_view one,
+                              std::string_view many) {
+  std::string text = plural(events, "event", "events") + " of " + plural(counts.size(), one, many) +
+                     (events == 1 ? " was" : " were") + " not read: ";
+  bool first = true;
   for (const auto& [name, n] : counts) {
-    if (!text.empty()) text += ", ";
-    text += quote_text(name) + " (" + std::to_string(n) + ")";
+    if (!first) text += ", ";
+    first = false;
+    text += display_name(name) + " " + std::to_string(n);
   }
   return text;
 }
@@ -157,7 +177,7 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
   }
   require_types(event, f_ph, start);
   if (!event.present(f_ph)) {
-    count(unsupported_phases_, "(none)");
+    count(unsupported_phases_, "(no phase)");
     return;
   }
   if (event.ph == "X") {
@@ -174,7 +194,7 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
                     start);
       add_device_op(event, start, info.device_kind);
     } else if (info.cls == cat_class::unknown) {
-      count(unknown_categories_, event.present(f_cat) ? event.cat : std::string_view("(none)"));
+      count(unknown_categories_, event.present(f_cat) ? event.cat : std::string_view("(no category)"));
     }
     return;
   }
@@ -284,26 +304,26 @@ trace kineto_mapper::finish(const boost::json::object& target_extra, const boost
   if (!target_extra.empty()) trace_.target_extra_json = boost::json::serialize(target_extra);
   if (own != nullptr) restore_regionprof_metadata(trace_, *own, errors_, own_offset);
 
-  const std::uint64_t unknown = total(unknown_categories_);
-  if (unknown != 0) {
+  // Events the file holds but regionprof does not read are ignored, not lost: IGNORED_EVENTS.
+  // Events of a read category that could not be kept are lost: DROPPED_HOST_RECORDS.
+  if (const std::uint64_t unknown = total(unknown_categories_); unknown != 0) {
     trace_.warnings.push_back(
-        {warning_code::dropped_host_records, warning_source::import,
-         "ignored " + std::to_string(unknown) + " complete events of categories regionprof does not import: " +
-             describe_counts(unknown_categories_) +
-             " (imported: cpu_op, user_annotation, python_function, cuda_runtime, cuda_driver, kernel, "
-             "gpu_memcpy, gpu_memset)"});
+        {warning_code::ignored_events, warning_source::import,
+         describe_not_read(unknown_categories_, unknown, "category", "categories") +
+             " (regionprof reads the complete events of cpu_op, user_annotation, python_function, cuda_runtime, "
+             "cuda_driver, kernel, gpu_memcpy, gpu_memset and PyTorch 1.8/1.9's Operator, Runtime, Kernel, Memcpy, "
+             "Memset)"});
   }
-  const std::uint64_t phases = total(unsupported_phases_);
-  if (phases != 0) {
+  if (const std::uint64_t phases = total(unsupported_phases_); phases != 0) {
     trace_.warnings.push_back(
-        {warning_code::dropped_host_records, warning_source::import,
-         "ignored " + std::to_string(phases) + " events of unsupported phases: " + describe_counts(unsupported_phases_) +
-             " (regionprof reads complete events, 'ph': 'X'; write begin/end pairs as complete events)"});
+        {warning_code::ignored_events, warning_source::import,
+         describe_not_read(unsupported_phases_, phases, "phase", "phases") +
+             " (regionprof reads complete events, ph X; write begin/end pairs as complete events)"});
   }
   if (negative_durations_ != 0) {
     trace_.warnings.push_back({warning_code::dropped_host_records, warning_source::import,
-                               "dropped " + std::to_string(negative_durations_) +
-                                   " complete events with a negative 'dur'"});
+                               "dropped " + plural(negative_durations_, "complete event", "complete events") +
+                                   " of read categories with a negative 'dur'"});
   }
   return std::move(trace_);
 }
