@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <bit>
 #include <boost/json.hpp>
+#include <charconv>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "import/error_position.hpp"
@@ -25,6 +27,12 @@ struct cat_info {
   device_op_kind device_kind = device_op_kind::kernel;
 };
 
+/// The categories of every Kineto vintage. PyTorch 1.10 and later (Kineto's ActivityType names) write
+/// cpu_op, user_annotation, python_function, cuda_runtime, cuda_driver, kernel, gpu_memcpy and
+/// gpu_memset; ROCm builds write the same names (HIP API calls as cuda_runtime). PyTorch 1.8 wrote
+/// every CPU event, record_function ranges and ProfilerStep#N included, as Operator, and CUPTI's as
+/// Runtime, Kernel, Memcpy and Memset; PyTorch 1.9 wrote the CPU events under the new names and kept
+/// the capitalised CUPTI ones. Their args carry the same correlation, device, stream and bytes.
 cat_info classify(std::string_view cat) noexcept {
   if (cat == "cpu_op") return {cat_class::cpu, interval_kind::cpu_op, {}};
   if (cat == "kernel") return {cat_class::device, {}, device_op_kind::kernel};
@@ -34,9 +42,15 @@ cat_info classify(std::string_view cat) noexcept {
   if (cat == "cuda_driver") return {cat_class::cpu, interval_kind::driver_api, {}};
   if (cat == "gpu_memcpy") return {cat_class::device, {}, device_op_kind::memcpy};
   if (cat == "gpu_memset") return {cat_class::device, {}, device_op_kind::memset};
-  // Kineto categories that carry no time to attribute: device-side copies of annotations, the
-  // profiler's own span, flows, synchronisation waits, profiler overhead, instant events.
-  if (cat == "gpu_user_annotation" || cat == "Trace" || cat == "ac2g" || cat == "fwdbwd" ||
+  if (cat == "Operator") return {cat_class::cpu, interval_kind::cpu_op, {}};
+  if (cat == "Runtime") return {cat_class::cpu, interval_kind::runtime_api, {}};
+  if (cat == "Kernel") return {cat_class::device, {}, device_op_kind::kernel};
+  if (cat == "Memcpy") return {cat_class::device, {}, device_op_kind::memcpy};
+  if (cat == "Memset") return {cat_class::device, {}, device_op_kind::memset};
+  // Kineto categories that carry no time to attribute: device-side copies of annotations
+  // (gpu_user_annotation; PyTorch 1.8's User, on tid "stream N user"), the profiler's own span,
+  // flows, synchronisation waits, profiler overhead, instant events.
+  if (cat == "gpu_user_annotation" || cat == "User" || cat == "Trace" || cat == "ac2g" || cat == "fwdbwd" ||
       cat == "cuda_sync" || cat == "overhead" || cat == "cpu_instant_event" || cat == "cuda_profiler_range") {
     return {cat_class::ignored, {}, {}};
   }
@@ -87,6 +101,19 @@ std::string describe_not_read(const name_counts& counts, std::uint64_t events, s
     text += display_name(name) + " " + std::to_string(n);
   }
   return text;
+}
+
+/// PyTorch 1.8 wrote CPU tids as quoted decimals ("tid": "123"): such a string is that number, so
+/// the threads of a 1.8 trace are those of the same trace written by 1.9 or later. Only the
+/// canonical form (what std::to_string writes) counts; "007" or "+7" stay strings.
+std::optional<std::int64_t> decimal_id(std::string_view text) noexcept {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  const std::string_view digits = text.front() == '-' ? text.substr(1) : text;
+  if (digits.empty() || (digits.size() > 1 && digits.front() == '0') || text == "-0") return std::nullopt;
+  return n;
 }
 
 std::uint64_t total(const name_counts& counts) {
@@ -144,6 +171,7 @@ name_id kineto_mapper::intern(std::string_view text) {
 
 std::int64_t kineto_mapper::resolve_id(const id_text& id) {
   if (!id.is_string) return id.number;
+  if (const auto number = decimal_id(id.text)) return *number;
   if (auto found = synthetic_ids_.find(id.text); found != synthetic_ids_.end()) return found->second;
   // Stable: a hash of the string, placed at or below -2^46 (far from real pids, tids and Kineto's -1);
   // a collision moves down deterministically in order of first appearance.
@@ -161,9 +189,11 @@ thread_index kineto_mapper::thread_of(const pending_event& event) {
     const auto index = static_cast<thread_index>(trace_.threads.size());
     trace_.threads.push_back({key.first, key.second, 0});
     found = thread_by_id_.emplace(key, index).first;
-    // A string id names the thread unless thread_name metadata does.
-    if (event.tid.is_string) fallback_names_.emplace(index, std::string(event.tid.text));
-    else if (event.pid.is_string) fallback_names_.emplace(index, std::string(event.pid.text));
+    // A string id names the thread unless thread_name metadata does; a decimal one is a number.
+    const bool tid_names = event.tid.is_string && !decimal_id(event.tid.text);
+    const bool pid_names = event.pid.is_string && !decimal_id(event.pid.text);
+    if (tid_names) fallback_names_.emplace(index, std::string(event.tid.text));
+    else if (pid_names) fallback_names_.emplace(index, std::string(event.pid.text));
   }
   last_thread_key_ = key;
   last_thread_ = found->second;
