@@ -330,7 +330,12 @@ trace kineto_mapper::finish(const boost::json::object& target_extra, const boost
     }
   }
   trace_.target_type = "kineto_trace";
-  trace_.device_tracing = !trace_.device_ops.empty() || target_extra.contains("deviceProperties");
+  // Kineto writes deviceProperties whenever it was built with CUPTI (or ROCm): torch.profiler 2.x
+  // writes "deviceProperties": [] for a CPU-only profile, so only a non-empty array says a device
+  // was traced. regionprof's own 'regionprof' object, restored below, overrides this.
+  const auto* properties = target_extra.if_contains("deviceProperties");
+  const bool has_properties = properties != nullptr && properties->is_array() && !properties->as_array().empty();
+  trace_.device_tracing = !trace_.device_ops.empty() || has_properties;
   if (!target_extra.empty()) trace_.target_extra_json = boost::json::serialize(target_extra);
   if (own != nullptr) restore_regionprof_metadata(trace_, *own, errors_, own_offset);
 
