@@ -89,7 +89,7 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
   return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
-/// "12 events of 2 categories were not read: gpu_user_annotation_x 10, foo 2" (names in byte order).
+/// "12 events of 2 categories were not read: foo 2, gpu_user_annotation_x 10" (names in byte order).
 std::string describe_not_read(const name_counts& counts, std::uint64_t events, std::string_view one,
                               std::string_view many) {
   std::string text = plural(events, "event", "events") + " of " + plural(counts.size(), one, many) +
