@@ -1,9 +1,12 @@
 #include "import/kineto_mapping.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <boost/json.hpp>
+#include <charconv>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "import/error_position.hpp"
@@ -24,6 +27,12 @@ struct cat_info {
   device_op_kind device_kind = device_op_kind::kernel;
 };
 
+/// The categories of every Kineto vintage. PyTorch 1.10 and later (Kineto's ActivityType names) write
+/// cpu_op, user_annotation, python_function, cuda_runtime, cuda_driver, kernel, gpu_memcpy and
+/// gpu_memset; ROCm builds write the same names (HIP API calls as cuda_runtime). PyTorch 1.8 wrote
+/// every CPU event, record_function ranges and ProfilerStep#N included, as Operator, and CUPTI's as
+/// Runtime, Kernel, Memcpy and Memset; PyTorch 1.9 wrote the CPU events under the new names and kept
+/// the capitalised CUPTI ones. Their args carry the same correlation, device, stream and bytes.
 cat_info classify(std::string_view cat) noexcept {
   if (cat == "cpu_op") return {cat_class::cpu, interval_kind::cpu_op, {}};
   if (cat == "kernel") return {cat_class::device, {}, device_op_kind::kernel};
@@ -33,9 +42,15 @@ cat_info classify(std::string_view cat) noexcept {
   if (cat == "cuda_driver") return {cat_class::cpu, interval_kind::driver_api, {}};
   if (cat == "gpu_memcpy") return {cat_class::device, {}, device_op_kind::memcpy};
   if (cat == "gpu_memset") return {cat_class::device, {}, device_op_kind::memset};
-  // Kineto categories that carry no time to attribute: device-side copies of annotations, the
-  // profiler's own span, flows, synchronisation waits, profiler overhead, instant events.
-  if (cat == "gpu_user_annotation" || cat == "Trace" || cat == "ac2g" || cat == "fwdbwd" ||
+  if (cat == "Operator") return {cat_class::cpu, interval_kind::cpu_op, {}};
+  if (cat == "Runtime") return {cat_class::cpu, interval_kind::runtime_api, {}};
+  if (cat == "Kernel") return {cat_class::device, {}, device_op_kind::kernel};
+  if (cat == "Memcpy") return {cat_class::device, {}, device_op_kind::memcpy};
+  if (cat == "Memset") return {cat_class::device, {}, device_op_kind::memset};
+  // Kineto categories that carry no time to attribute: device-side copies of annotations
+  // (gpu_user_annotation; PyTorch 1.8's User, on tid "stream N user"), the profiler's own span,
+  // flows, synchronisation waits, profiler overhead, instant events.
+  if (cat == "gpu_user_annotation" || cat == "User" || cat == "Trace" || cat == "ac2g" || cat == "fwdbwd" ||
       cat == "cuda_sync" || cat == "overhead" || cat == "cpu_instant_event" || cat == "cuda_profiler_range") {
     return {cat_class::ignored, {}, {}};
   }
@@ -60,13 +75,45 @@ void count(name_counts& counts, std::string_view name) {
   ++it->second;
 }
 
-std::string describe_counts(const name_counts& counts) {
-  std::string text;
+/// A category or phase as the warnings print it: bare when it is a plain word, else quoted.
+std::string display_name(std::string_view name) {
+  if (name == "(no category)" || name == "(no phase)") return std::string(name);
+  const bool plain = !name.empty() && name.size() <= 80 && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == ':' || c == '#' || c == '-' || c == '/' || c == '(' || c == ')';
+  });
+  return plain ? std::string(name) : quote_text(name);
+}
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+/// "12 events of 2 categories were not read: foo 2, gpu_user_annotation_x 10" (names in byte order).
+std::string describe_not_read(const name_counts& counts, std::uint64_t events, std::string_view one,
+                              std::string_view many) {
+  std::string text = plural(events, "event", "events") + " of " + plural(counts.size(), one, many) +
+                     (events == 1 ? " was" : " were") + " not read: ";
+  bool first = true;
   for (const auto& [name, n] : counts) {
-    if (!text.empty()) text += ", ";
-    text += quote_text(name) + " (" + std::to_string(n) + ")";
+    if (!first) text += ", ";
+    first = false;
+    text += display_name(name) + " " + std::to_string(n);
   }
   return text;
+}
+
+/// PyTorch 1.8 wrote CPU tids as quoted decimals ("tid": "123"): such a string is that number, so
+/// the threads of a 1.8 trace are those of the same trace written by 1.9 or later. Only the
+/// canonical form (what std::to_string writes) counts; "007" or "+7" stay strings.
+std::optional<std::int64_t> decimal_id(std::string_view text) noexcept {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  const std::string_view digits = text.front() == '-' ? text.substr(1) : text;
+  if (digits.empty() || (digits.size() > 1 && digits.front() == '0') || text == "-0") return std::nullopt;
+  return n;
 }
 
 std::uint64_t total(const name_counts& counts) {
@@ -124,6 +171,7 @@ name_id kineto_mapper::intern(std::string_view text) {
 
 std::int64_t kineto_mapper::resolve_id(const id_text& id) {
   if (!id.is_string) return id.number;
+  if (const auto number = decimal_id(id.text)) return *number;
   if (auto found = synthetic_ids_.find(id.text); found != synthetic_ids_.end()) return found->second;
   // Stable: a hash of the string, placed at or below -2^46 (far from real pids, tids and Kineto's -1);
   // a collision moves down deterministically in order of first appearance.
@@ -141,9 +189,11 @@ thread_index kineto_mapper::thread_of(const pending_event& event) {
     const auto index = static_cast<thread_index>(trace_.threads.size());
     trace_.threads.push_back({key.first, key.second, 0});
     found = thread_by_id_.emplace(key, index).first;
-    // A string id names the thread unless thread_name metadata does.
-    if (event.tid.is_string) fallback_names_.emplace(index, std::string(event.tid.text));
-    else if (event.pid.is_string) fallback_names_.emplace(index, std::string(event.pid.text));
+    // A string id names the thread unless thread_name metadata does; a decimal one is a number.
+    const bool tid_names = event.tid.is_string && !decimal_id(event.tid.text);
+    const bool pid_names = event.pid.is_string && !decimal_id(event.pid.text);
+    if (tid_names) fallback_names_.emplace(index, std::string(event.tid.text));
+    else if (pid_names) fallback_names_.emplace(index, std::string(event.pid.text));
   }
   last_thread_key_ = key;
   last_thread_ = found->second;
@@ -157,7 +207,7 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
   }
   require_types(event, f_ph, start);
   if (!event.present(f_ph)) {
-    count(unsupported_phases_, "(none)");
+    count(unsupported_phases_, "(no phase)");
     return;
   }
   if (event.ph == "X") {
@@ -174,7 +224,7 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
                     start);
       add_device_op(event, start, info.device_kind);
     } else if (info.cls == cat_class::unknown) {
-      count(unknown_categories_, event.present(f_cat) ? event.cat : std::string_view("(none)"));
+      count(unknown_categories_, event.present(f_cat) ? event.cat : std::string_view("(no category)"));
     }
     return;
   }
@@ -280,30 +330,35 @@ trace kineto_mapper::finish(const boost::json::object& target_extra, const boost
     }
   }
   trace_.target_type = "kineto_trace";
-  trace_.device_tracing = !trace_.device_ops.empty() || target_extra.contains("deviceProperties");
+  // Kineto writes deviceProperties whenever it was built with CUPTI (or ROCm): torch.profiler 2.x
+  // writes "deviceProperties": [] for a CPU-only profile, so only a non-empty array says a device
+  // was traced. regionprof's own 'regionprof' object, restored below, overrides this.
+  const auto* properties = target_extra.if_contains("deviceProperties");
+  const bool has_properties = properties != nullptr && properties->is_array() && !properties->as_array().empty();
+  trace_.device_tracing = !trace_.device_ops.empty() || has_properties;
   if (!target_extra.empty()) trace_.target_extra_json = boost::json::serialize(target_extra);
   if (own != nullptr) restore_regionprof_metadata(trace_, *own, errors_, own_offset);
 
-  const std::uint64_t unknown = total(unknown_categories_);
-  if (unknown != 0) {
+  // Events the file holds but regionprof does not read are ignored, not lost: IGNORED_EVENTS.
+  // Events of a read category that could not be kept are lost: DROPPED_HOST_RECORDS.
+  if (const std::uint64_t unknown = total(unknown_categories_); unknown != 0) {
     trace_.warnings.push_back(
-        {warning_code::dropped_host_records, warning_source::import,
-         "ignored " + std::to_string(unknown) + " complete events of categories regionprof does not import: " +
-             describe_counts(unknown_categories_) +
-             " (imported: cpu_op, user_annotation, python_function, cuda_runtime, cuda_driver, kernel, "
-             "gpu_memcpy, gpu_memset)"});
+        {warning_code::ignored_events, warning_source::import,
+         describe_not_read(unknown_categories_, unknown, "category", "categories") +
+             " (regionprof reads the complete events of cpu_op, user_annotation, python_function, cuda_runtime, "
+             "cuda_driver, kernel, gpu_memcpy, gpu_memset and PyTorch 1.8/1.9's Operator, Runtime, Kernel, Memcpy, "
+             "Memset)"});
   }
-  const std::uint64_t phases = total(unsupported_phases_);
-  if (phases != 0) {
+  if (const std::uint64_t phases = total(unsupported_phases_); phases != 0) {
     trace_.warnings.push_back(
-        {warning_code::dropped_host_records, warning_source::import,
-         "ignored " + std::to_string(phases) + " events of unsupported phases: " + describe_counts(unsupported_phases_) +
-             " (regionprof reads complete events, 'ph': 'X'; write begin/end pairs as complete events)"});
+        {warning_code::ignored_events, warning_source::import,
+         describe_not_read(unsupported_phases_, phases, "phase", "phases") +
+             " (regionprof reads complete events, ph X; write begin/end pairs as complete events)"});
   }
   if (negative_durations_ != 0) {
     trace_.warnings.push_back({warning_code::dropped_host_records, warning_source::import,
-                               "dropped " + std::to_string(negative_durations_) +
-                                   " complete events with a negative 'dur'"});
+                               "dropped " + plural(negative_durations_, "complete event", "complete events") +
+                                   " of read categories with a negative 'dur'"});
   }
   return std::move(trace_);
 }

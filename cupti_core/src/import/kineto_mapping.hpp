@@ -32,7 +32,7 @@ struct pair_hash {
   }
 };
 
-/// Counts per name, for warnings ("'cuda_sync' (41), 'foo' (2)").
+/// Counts per category or phase, for warnings ("foo 2, gpu_user_annotation_x 10").
 using name_counts = std::map<std::string, std::uint64_t, std::less<>>;
 
 /// Builds the trace from the events in traceEvents order.
