@@ -29,8 +29,10 @@ region owned and the residual no region owned, plus key averages and warnings.
 What is read: complete events ("ph": "X") of cat cpu_op, user_annotation, python_function,
 cuda_runtime and cuda_driver are CPU intervals on their (pid, tid) thread; kernel, gpu_memcpy and
 gpu_memset are device work, owned through args.correlation by the API call that launched it.
-Timestamps are converted from their text to exact nanoseconds. Other categories are ignored and
-counted in a warning.
+PyTorch 1.8/1.9 traces (Operator, Runtime, Kernel, Memcpy, Memset) and ROCm traces read the same.
+Timestamps are converted from their text to exact nanoseconds. Other categories are not read and
+are counted in an IGNORED_EVENTS warning. A trace without device ops or device properties is
+CPU-only.
 
 )";
   }
