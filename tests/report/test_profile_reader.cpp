@@ -282,7 +282,7 @@ BOOST_AUTO_TEST_CASE(minimal_profile_reads) {
 BOOST_AUTO_TEST_CASE(invalid_json_names_line_and_column) {
   check_error("{\"schema_version\": 1,\n  \"runs\": [}", "p.json: invalid JSON at line 2, column 12 (byte offset 33): syntax error");
   check_error("", "p.json: invalid JSON at line 1, column 1 (byte offset 0): incomplete JSON");
-  check_error(minimal_with_run(minimal_run) + " x", "p.json: invalid JSON at line 3, column 44 (byte offset 268): extra data");
+  check_error(minimal_with_run(minimal_run) + " x", "p.json: invalid JSON at line 3, column 45 (byte offset 225): extra data");
   try {
     (void)read_profile_text("[\n\n  1,,]", "p.json");
     BOOST_ERROR("no error");

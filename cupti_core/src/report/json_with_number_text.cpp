@@ -192,6 +192,8 @@ bool parse_json_with_number_text(std::string_view text, json_with_number_text& o
   json::error_code ec;
   const std::size_t consumed = parser.write_some(false, text.data(), text.size(), ec);
   if (!ec && !parser.done()) ec = json::error::incomplete;
+  // write_some stops after the document and the whitespace after it; anything left is extra data.
+  if (!ec && consumed < text.size()) ec = json::error::extra_data;
   if (ec) {
     const std::size_t offset = consumed < text.size() ? consumed : text.size();
     error.offset = offset;
