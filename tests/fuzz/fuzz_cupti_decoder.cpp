@@ -87,7 +87,9 @@ void replace_pointers(const collect::activity_backend& backend, std::uint8_t* bu
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const walk_only_backend backend(cupti());
+  // One backend per input: the record sizes it learns while walking must not carry over between inputs.
+  static const collect::cupti_library& library = cupti();
+  const walk_only_backend backend(library);
   // CUPTI buffers are 8-byte aligned; a heap copy of exactly `size` bytes (operator new[] aligns to 16),
   // so a read past the valid bytes is an ASan report.
   const std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[size == 0 ? 1 : size]);
