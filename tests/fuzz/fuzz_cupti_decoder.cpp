@@ -1,6 +1,7 @@
 // libFuzzer target: bytes as one completed CUPTI activity buffer, walked by CUPTI's own walker
 // (cuptiActivityGetNextRecord from the toolkit's libcupti, which loads without a driver) and decoded by
-// the production activity_decoder, then appended to a trace, turned into warnings and analysed.
+// the production activity_decoder, then appended to a trace and turned into warnings. The analysis of
+// traces is fuzz_kineto_import's (any trace the decoder makes, the importer can read).
 //
 // CUPTI records carry pointers that CUPTI owns (a kernel's `name`, an overhead's `overheadData`, which
 // the decoder frees). Bytes cannot hold valid pointers, so before decoding, one walk over the buffer
@@ -21,7 +22,6 @@
 #include "collect/clock_fit.hpp"
 #include "collect/cupti_library.hpp"
 #include "collect/cupti_records.hpp"
-#include "regionprof/analysis.hpp"
 #include "regionprof/trace.hpp"
 
 namespace {
@@ -107,6 +107,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (warning& item : collect::collection_warnings(decoder.counts(), decoder.overheads(), stats)) {
     out.warnings.push_back(std::move(item));
   }
-  (void)analyze(out, analysis_options{});
   return 0;
 }
