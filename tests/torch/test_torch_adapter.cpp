@@ -147,6 +147,56 @@ BOOST_AUTO_TEST_CASE(scripted_one_region_per_module_with_its_calls) {
   for (const auto& calls : runs) BOOST_TEST(calls == expected_calls);
 }
 
+// Vae { enc: Linear, dec: Linear } with forward = decode(enc(x)) and a second method `decode` (what
+// `@torch.jit.export` gives a Python-scripted module); the root calls vae.forward.
+torch::jit::Module vae_net_module() {
+  torch::jit::Module vae("Vae");
+  vae.register_module("enc", linear_module());
+  vae.register_module("dec", linear_module());
+  vae.define(
+      "def forward(self, x):\n"
+      "  return self.decode(self.enc.forward(x))\n"
+      "def decode(self, z):\n"
+      "  return self.dec.forward(z) * 3.0\n");
+  torch::jit::Module net("VaeNet");
+  net.register_module("vae", vae);
+  net.register_module("head", linear_module());
+  net.define("def forward(self, x):\n  return self.head.forward(self.vae.forward(x))\n");
+  net.eval();
+  return net;
+}
+
+BOOST_AUTO_TEST_CASE(scripted_exported_methods_are_path_dot_method_regions) {
+  torch::manual_seed(3);
+  torch::jit::Module net = vae_net_module();
+  auto handle = rt::instrument(net);
+  const std::vector<std::string> expected{"untuned_module:vae", "untuned_module:vae.decode", "untuned_module:head"};
+  BOOST_TEST(region_ids(handle) == expected, boost::test_tools::per_element());
+  BOOST_TEST(handle.module_types().at("untuned_module:vae.decode") == "Vae");
+
+  // Calling the method directly: its own region.
+  torch::jit::Module vae = handle.module().attr("vae").toModule();
+  const torch::Tensor z = torch::randn({2, 4});
+  const torch::Tensor expected_out = net.attr("vae").toModule().run_method("decode", z).toTensor();
+  torch::Tensor out;
+  const regionprof::Profile direct =
+      regionprof::profile([&] { out = vae.run_method("decode", z).toTensor(); }, quick_options(handle));
+  BOOST_TEST(torch::equal(out, expected_out));
+  for (const auto& calls : calls_per_run(direct)) {
+    BOOST_TEST((calls == std::map<std::string, std::uint64_t>{{"untuned_module:vae.decode", 1}}));
+  }
+  // Through forward (decode inlined with optimisation on): nested in vae's region, which owns the time.
+  const regionprof::Profile through =
+      regionprof::profile([&] { run_scripted(handle.module(), z); }, quick_options(handle));
+  const auto counts = range_counts(through.source());
+  BOOST_TEST(counts.at("untuned_module:vae.decode") == counts.at("untuned_module:vae"));
+  for (const auto& calls : calls_per_run(through)) {
+    BOOST_TEST((calls == std::map<std::string, std::uint64_t>{{"untuned_module:vae", 1}, {"untuned_module:head", 1}}));
+  }
+  // The original module is untouched: no slot attributes, no markers.
+  BOOST_TEST(!net.attr("vae").toModule().hasattr("_regionprof_region__decode"));
+}
+
 BOOST_AUTO_TEST_CASE(fractions_and_residual_sum_to_one) {
   torch::manual_seed(2);
   torch::jit::Module net = net_module();

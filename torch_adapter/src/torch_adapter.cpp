@@ -13,6 +13,7 @@
 #include <torch/script.h>
 
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -219,17 +220,40 @@ std::vector<discovered> scan_scripted(const jit::Module& root, std::vector<jit::
   return tree;
 }
 
-/// Inserts `enter(self.<slot_attribute>)` at the start of `type`'s forward graph and
-/// `exit(self.<slot_attribute>)` before its return.
-void instrument_forward(const c10::ClassTypePtr& type) {
-  jit::Function* forward = type->findMethod("forward");
-  jit::GraphFunction& function = jit::toGraphFunction(*forward);
+/// The slot attribute of a method's region: `_regionprof_region` for forward, else
+/// `_regionprof_region__<method>`.
+std::string slot_attribute_of(const std::string& method) {
+  return method == "forward" ? std::string(slot_attribute) : std::string(slot_attribute) + "__" + method;
+}
+
+/// The methods of `type` that are regions of their own, `<path>.<method>`, beside forward: TorchScript
+/// keeps no export flag in a compiled or loaded module, so every method is taken that is not forward,
+/// not a dunder (`__getstate__`, `__len__`) and not of one of torch's own classes (`_conv_forward`).
+/// These are the exported methods (`@torch.jit.export`, e.g. `decode`) and the helpers they or forward
+/// call; a helper called from forward opens a nested region, which owns no time of its own (rule 4).
+/// The same rule as the Python package's method regions.
+std::vector<std::string> region_methods(const c10::ClassTypePtr& type) {
+  std::vector<std::string> names;
+  const std::string type_name = type->name() ? type->name()->qualifiedName() : std::string();
+  if (type_name.rfind("__torch__.torch.", 0) == 0) return names;
+  for (const jit::Function* method : type->methods()) {
+    const std::string& name = method->name();
+    const bool dunder = name.size() > 4 && name.rfind("__", 0) == 0 && name.compare(name.size() - 2, 2, "__") == 0;
+    if (name != "forward" && !dunder) names.push_back(name);
+  }
+  return names;
+}
+
+/// Inserts `enter(self.<attribute>)` at the start of `type`'s `method` graph and `exit(self.<attribute>)`
+/// before its return.
+void instrument_method(const c10::ClassTypePtr& type, const std::string& method, const std::string& attribute) {
+  jit::GraphFunction& function = jit::toGraphFunction(*type->findMethod(method));
   const std::shared_ptr<jit::Graph> graph = function.graph();
   jit::Value* self = graph->inputs().at(0);
   jit::Value* slot = nullptr;
   {
     const jit::WithInsertPoint at_start(*graph->nodes().begin());
-    slot = graph->insertGetAttr(self, slot_attribute);
+    slot = graph->insertGetAttr(self, attribute);
     graph->insert(c10::Symbol::fromQualString(enter_op), {slot});
   }
   {
@@ -443,16 +467,12 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
   const std::vector<discovered> tree = scan_scripted(clone, instances);
   discovery found = discover(tree, options);
 
-  // Every instance of a marked type gets the slot attribute (the graph is per type); unmarked ones
-  // get no_slot.
-  std::unordered_map<std::size_t, detail::slot_id> slot_of;  // tree index -> slot
-  for (std::size_t k = 0; k < found.marked.size(); ++k) {
-    const module_region& region = found.regions[k];
-    const std::string name = region.region_id.substr(to_string(region.kind).size() + 1);
-    slot_of.emplace(found.marked[k], detail::intern_slot(region.kind, name));
-  }
+  // Each marked type's forward and region methods (region_methods) get an enter/exit pair reading a
+  // slot attribute per method. Every instance of a marked type gets those attributes (the graphs are
+  // per type): its own slots when it is marked, no_slot otherwise.
   std::set<c10::ClassType*> marked_types;
   std::vector<c10::ClassTypePtr> types_in_order;
+  std::unordered_map<c10::ClassType*, std::vector<std::string>> methods_of;  // forward first
   for (const std::size_t i : found.marked) {
     const c10::ClassTypePtr& type = instances[i].type();
     if (type->findMethod("forward") == nullptr) continue;
@@ -460,18 +480,48 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
       throw std::invalid_argument("regionprof::torch::instrument: module '" + tree[i].path +
                                   "' is already instrumented (instrument the original module)");
     }
-    if (marked_types.insert(type.get()).second) types_in_order.push_back(type);
+    if (marked_types.insert(type.get()).second) {
+      types_in_order.push_back(type);
+      std::vector<std::string> methods{"forward"};
+      for (std::string& name : region_methods(type)) methods.push_back(std::move(name));
+      methods_of.emplace(type.get(), std::move(methods));
+    }
+  }
+  // (tree index, method) -> slot; method regions follow their module's region.
+  std::map<std::pair<std::size_t, std::string>, detail::slot_id> slot_of;
+  std::vector<module_region> regions;
+  for (std::size_t k = 0; k < found.marked.size(); ++k) {
+    const std::size_t i = found.marked[k];
+    const module_region& region = found.regions[k];
+    const std::string name = region.region_id.substr(to_string(region.kind).size() + 1);
+    slot_of.emplace(std::pair{i, std::string("forward")}, detail::intern_slot(region.kind, name));
+    regions.push_back(region);
+    const auto methods = methods_of.find(instances[i].type().get());
+    if (methods == methods_of.end()) continue;
+    for (std::size_t m = 1; m < methods->second.size(); ++m) {
+      const std::string& method = methods->second[m];
+      module_region method_region = region;
+      method_region.path = join_path(region.path, method);
+      method_region.region_id = region.region_id + "." + method;
+      slot_of.emplace(std::pair{i, method}, detail::intern_slot(region.kind, name + "." + method));
+      regions.push_back(std::move(method_region));
+    }
   }
   for (std::size_t i = 0; i < instances.size(); ++i) {
-    if (marked_types.count(instances[i].type().get()) == 0) continue;
-    const auto slot = slot_of.find(i);
-    const std::int64_t value = slot == slot_of.end() ? detail::no_slot : static_cast<std::int64_t>(slot->second);
-    instances[i].register_attribute(slot_attribute, c10::IntType::get(), value);
+    const auto methods = methods_of.find(instances[i].type().get());
+    if (methods == methods_of.end()) continue;
+    for (const std::string& method : methods->second) {
+      const auto slot = slot_of.find(std::pair{i, method});
+      const std::int64_t value = slot == slot_of.end() ? detail::no_slot : static_cast<std::int64_t>(slot->second);
+      instances[i].register_attribute(slot_attribute_of(method), c10::IntType::get(), value);
+    }
   }
-  for (const auto& type : types_in_order) instrument_forward(type);
+  for (const auto& type : types_in_order) {
+    for (const std::string& method : methods_of.at(type.get())) instrument_method(type, method, slot_attribute_of(method));
+  }
 
   auto s = std::make_unique<instrumentation::state>();
-  s->regions = std::move(found.regions);
+  s->regions = std::move(regions);
   s->scripted = std::move(clone);
   acquire_unwind_callback();
   s->holds_unwind_callback = true;

@@ -4,11 +4,18 @@
 #include <cstddef>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "regionprof/analysis.hpp"
 #include "regionprof/trace.hpp"
 
 namespace regionprof {
+
+/// What the workload was called with (report `input`): a count and names, never values.
+struct report_input {
+  std::size_t args_count = 0;       ///< positional arguments
+  std::vector<std::string> kwargs;  ///< keyword argument names, in call order
+};
 
 /// How the data behind a report was taken (report `config`, `target`, `input`).
 struct report_context {
@@ -16,6 +23,7 @@ struct report_context {
   std::size_t measured_runs = 0;  ///< 0: the number of runs found
   bool uses_inference_function = false;
   std::string created_at;  ///< ISO-8601; empty: the time the report is written
+  report_input input;      ///< report `input`
 };
 
 /// The JSON report, key for key as docs/report-schema.md specifies. Times in microseconds (ns / 1000), written as

@@ -174,8 +174,10 @@ std::string to_json(const analysis_result& result, const trace& source, const an
   report["config"] = config_object(result, options, context);
   report["target"] = target_object(source);
   json::object input;
-  input["args_count"] = 0;
-  input["kwargs"] = json::array{};
+  input["args_count"] = context.input.args_count;
+  json::array kwargs;
+  for (const std::string& name : context.input.kwargs) kwargs.emplace_back(sv(name));
+  input["kwargs"] = std::move(kwargs);
   report["input"] = std::move(input);
 
   json::array runs;

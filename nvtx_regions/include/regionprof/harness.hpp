@@ -33,6 +33,10 @@ struct profile_options {
   /// Region id -> module type name, reported as `regions[].module_type` (trace::module_types), e.g.
   /// regionprof::torch::instrumentation::module_types(). Regions not listed report "-".
   std::map<std::string, std::string> module_types;
+  /// Report `config.uses_inference_function` and `input` (argument count and keyword names): what the
+  /// workload stands for, e.g. a model called with 2 positional arguments and `mask=`.
+  bool uses_inference_function = true;
+  report_input input;
 };
 
 /// Profiles `workload`: `warmup_runs` unrecorded calls; then, recording, one internal warm-up call
@@ -41,7 +45,7 @@ struct profile_options {
 /// run marker (`regionprof.profiled_run`) around the call, device synchronize, wall clock.
 ///
 /// Returns the Profile (json(), markdown(), write_json(), write_trace()) with the trace's
-/// run_wall_times_ns and the report context (warmup_runs, measured_runs, uses_inference_function).
+/// run_wall_times_ns and the report context (warmup_runs, measured_runs, uses_inference_function, input).
 /// Without a GPU the profile is CPU-only and says why (DEVICE_TRACING_UNAVAILABLE). When another NVTX
 /// tool owns NVTX (NVTX_TOOL_CONFLICT) the runs are timed by the wall clock alone.
 ///

@@ -1,0 +1,59 @@
+"""regionprof: where each run of a program spends its time, region by region, on the CPU and the GPU.
+
+The native core (the NVTX capture, CUPTI, the analysis and the reports) is compiled into
+``regionprof._native``; this package wraps it for Python:
+
+- :func:`regionprof.torch.profile` profiles a torch model, every module a region (a drop-in for
+  AITune's ``runtime_profile``),
+- :func:`profile` profiles any callable, :func:`region` marks a region,
+- :func:`analyze` reads a torch.profiler trace.
+
+```
+import regionprof
+with regionprof.region("load"):
+    data = load()
+print(regionprof.profile(lambda: step(data)).markdown())
+```
+
+Importing the package points ``NVTX_INJECTION64_PATH`` at the extension (unless another tool is named
+there), so the NVTX ranges of every library in the process (torch, the ``nvtx`` package) are
+recorded. Import regionprof before the first NVTX call of the process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import TYPE_CHECKING, Any
+
+_NVTX_INJECTION_VARIABLE = "NVTX_INJECTION64_PATH"
+
+
+def _point_nvtx_at_extension() -> None:
+    """Names the extension as the process's NVTX tool, before any NVTX instance initialises."""
+    if os.environ.get(_NVTX_INJECTION_VARIABLE):
+        return  # another tool (Nsight Systems, ...) owns NVTX: the report says NVTX_TOOL_CONFLICT
+    spec = importlib.util.find_spec("regionprof._native")
+    if spec is not None and spec.origin:
+        os.environ[_NVTX_INJECTION_VARIABLE] = os.path.realpath(spec.origin)
+
+
+_point_nvtx_at_extension()
+
+from regionprof._native import TraceError  # noqa: E402
+from regionprof._api import Profile, analyze, profile, region  # noqa: E402
+
+if TYPE_CHECKING:
+    from regionprof import torch as torch
+
+__all__ = ["Profile", "TraceError", "analyze", "profile", "region", "torch"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``regionprof.torch`` is imported on first use, so ``import regionprof`` never imports torch."""
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module("regionprof.torch")
+    raise AttributeError(f"module 'regionprof' has no attribute {name!r}")

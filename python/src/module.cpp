@@ -1,0 +1,154 @@
+// regionprof._native: the harness, the Kineto import + analysis, the reports and the emit API for
+// Python. The Python package (python/regionprof) wraps these; nothing here knows torch.
+//
+// Invariants:
+// - Workloads run with the GIL held (they are Python callables); a Python exception raised in one
+//   crosses the harness as nb::python_error and is restored unchanged.
+// - Region handles are NVTX registered strings (regionprof_region_register): valid until exit, so a
+//   hook can hold one as a plain integer.
+// - C++ errors map to Python ones: std::invalid_argument -> ValueError (rules, options),
+//   regionprof::import_error -> regionprof.TraceError (a ValueError naming the file).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "regionprof/analysis.hpp"
+#include "regionprof/harness.hpp"
+#include "regionprof/import.hpp"
+#include "regionprof/profile.hpp"
+#include "regionprof/regions.h"
+#include "regionprof/regions.hpp"
+
+namespace nb = nanobind;
+
+namespace {
+
+using region_handle = std::uintptr_t;
+
+/// A forward pre-hook: opens its region; torch calls it as hook(module, args) and ignores None.
+struct push_hook {
+  region_handle handle;
+};
+
+/// A forward hook: closes the innermost regionprof range of the thread (the one its pre-hook opened).
+struct pop_hook {};
+
+/// Region rules from their CLI form; nullopt keeps `fallback`.
+std::vector<regionprof::name_rule> region_rules(const std::optional<std::vector<std::string>>& regions,
+                                                std::vector<regionprof::name_rule> fallback) {
+  if (!regions) return fallback;
+  std::vector<regionprof::name_rule> rules;
+  rules.reserve(regions->size());
+  for (const std::string& arg : *regions) rules.push_back(regionprof::parse_region_arg(arg));
+  return rules;
+}
+
+regionprof::name_rule run_marker_rule(const std::optional<std::string>& run_marker) {
+  if (!run_marker) return regionprof::default_run_marker();
+  regionprof::name_rule rule{regionprof::match_kind::regex, *run_marker, "run", ""};
+  regionprof::validate_name_rule(rule, "run marker");
+  return rule;
+}
+
+/// The default rules plus `region:` (what regionprof.region emits), for in-process profiles.
+std::vector<regionprof::name_rule> in_process_rules() {
+  std::vector<regionprof::name_rule> rules = regionprof::default_region_rules();
+  rules.push_back({regionprof::match_kind::prefix, "region:", "region", regionprof::nvtx_domain_name});
+  return rules;
+}
+
+regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, std::size_t measured_runs,
+                                std::optional<std::string> trace_file,
+                                std::optional<std::vector<std::string>> regions, bool cross_thread,
+                                std::size_t row_limit, bool device_tracing, std::string target_type,
+                                std::map<std::string, std::string> module_types, std::size_t args_count,
+                                std::vector<std::string> kwargs, bool uses_inference_function) {
+  regionprof::profile_options options;
+  options.warmup_runs = warmup_runs;
+  options.measured_runs = measured_runs;
+  options.trace_file = std::move(trace_file);
+  options.analysis.region_rules = region_rules(regions, in_process_rules());
+  options.analysis.cross_thread = cross_thread;
+  options.analysis.row_limit = row_limit;
+  options.device_tracing = device_tracing;
+  options.target_type = std::move(target_type);
+  options.module_types = std::move(module_types);
+  options.uses_inference_function = uses_inference_function;
+  options.input = {args_count, std::move(kwargs)};
+  return regionprof::profile([&workload] { workload(); }, options);
+}
+
+regionprof::Profile run_analyze(const std::string& path, std::optional<std::string> run_marker,
+                                std::optional<std::vector<std::string>> regions, bool cross_thread,
+                                std::size_t row_limit) {
+  regionprof::analysis_options options;
+  options.run_marker = run_marker_rule(run_marker);
+  options.region_rules = region_rules(regions, regionprof::default_region_rules());
+  options.cross_thread = cross_thread;
+  options.row_limit = row_limit;
+  regionprof::trace imported;
+  {
+    nb::gil_scoped_release unlocked;  // the import reads and parses the file only
+    imported = regionprof::import_kineto_trace(path);
+  }
+  return regionprof::Profile(std::move(imported), std::move(options), regionprof::report_context{});
+}
+
+}  // namespace
+
+NB_MODULE(_native, m) {
+  m.doc() = "regionprof's native core: harness, Kineto import, analysis, reports, NVTX regions";
+
+  nb::exception<regionprof::import_error>(m, "TraceError", PyExc_ValueError);
+
+  nb::class_<regionprof::Profile>(m, "NativeProfile")
+      .def("json", &regionprof::Profile::json, "The JSON report (docs/report-schema.md) as text.")
+      .def("markdown", &regionprof::Profile::markdown, "The Markdown report.")
+      .def("chrome_trace", &regionprof::Profile::chrome_trace, "The Chrome trace as text.")
+      .def("write_json", &regionprof::Profile::write_json, nb::arg("path"))
+      .def("write_trace", &regionprof::Profile::write_trace, nb::arg("path"));
+
+  m.def("profile", &run_profile, nb::arg("workload"), nb::arg("warmup_runs"), nb::arg("measured_runs"),
+        nb::arg("trace_file").none(), nb::arg("regions").none(), nb::arg("cross_thread"), nb::arg("row_limit"),
+        nb::arg("device_tracing"), nb::arg("target_type"), nb::arg("module_types"), nb::arg("args_count"),
+        nb::arg("kwargs"), nb::arg("uses_inference_function"),
+        "regionprof::profile over a Python callable (called with no arguments, GIL held).");
+  m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
+        nb::arg("cross_thread"), nb::arg("row_limit"),
+        "Imports a torch.profiler (Kineto) trace and analyses it.");
+  m.def("parse_region_arg",
+        [](const std::string& arg) {
+          const regionprof::name_rule rule = regionprof::parse_region_arg(arg);
+          return std::make_pair(rule.pattern, rule.kind);
+        },
+        nb::arg("arg"), "Validates a REGEX[=KIND] rule; returns (regex, kind). Raises ValueError.");
+
+  m.def("register_region",
+        [](const std::string& kind, const std::string& name) {
+          return reinterpret_cast<region_handle>(regionprof_region_register(kind.c_str(), name.c_str()));
+        },
+        nb::arg("kind"), nb::arg("name"), "Registers the range `<kind>:<name>` once; returns its handle.");
+  m.def("push", [](region_handle handle) {
+    regionprof_region_push(reinterpret_cast<regionprof_region_handle>(handle));
+  }, nb::arg("handle"));
+  m.def("pop", [] { regionprof_region_pop(); });
+
+  nb::class_<push_hook>(m, "PushHook")
+      .def(nb::init<region_handle>(), nb::arg("handle"))
+      .def("__call__", [](const push_hook& self, nb::args) {
+        regionprof_region_push(reinterpret_cast<regionprof_region_handle>(self.handle));
+      });
+  nb::class_<pop_hook>(m, "PopHook")
+      .def(nb::init<>())
+      .def("__call__", [](const pop_hook&, nb::args) { regionprof_region_pop(); });
+}
