@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/analysis.hpp"
+#include "regionprof/import.hpp"
 #include "regionprof/trace.hpp"
 
 using namespace regionprof;
@@ -102,6 +103,53 @@ BOOST_AUTO_TEST_CASE(defaults_match_the_reference_module) {
   BOOST_TEST(regions[0].kind == "aot_module");
   BOOST_TEST(regions[1].pattern == "untuned_module:");
   BOOST_TEST(regions[1].kind == "untuned_module");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// trace::time_range_problem: the bound under which no sum of the analysis can overflow int64 ns
+// (tests/fuzz/regressions/fuzz_kineto_import/key_average_cpu_total_overflow.json found the overflow:
+// two 5e18 ns operators of one name on two threads). 2^62 ns = 4,611,686,018,427,387,904 ns.
+BOOST_AUTO_TEST_SUITE(time_range)
+
+BOOST_AUTO_TEST_CASE(durations_and_spans_past_2_to_the_62_ns_are_out_of_range) {
+  trace t;
+  const auto one = t.add_thread(1, 1);
+  const auto two = t.add_thread(1, 2);
+  const name_id a = t.strings.intern("a");
+  BOOST_TEST(t.time_range_problem().empty());  // an empty trace is in range
+  t.intervals.push_back({0, 4'000'000'000'000'000'000, a, one, 0, 0, interval_kind::cpu_op});
+  BOOST_TEST(t.time_range_problem().empty());  // 4e18 <= 2^62
+  t.intervals.push_back({0, 4'000'000'000'000'000'000, a, two, 0, 0, interval_kind::cpu_op});
+  BOOST_TEST(t.time_range_problem().find("add up to more than 2^62 ns") != std::string::npos);  // 8e18
+
+  trace wide;
+  const auto thread = wide.add_thread(1, 1);
+  wide.intervals.push_back({-3'000'000'000'000'000'000, -2'999'999'999'999'999'999, a, thread, 0, 0,
+                            interval_kind::cpu_op});
+  wide.intervals.push_back({3'000'000'000'000'000'000, 3'000'000'000'000'000'001, a, thread, 0, 0,
+                            interval_kind::cpu_op});
+  BOOST_TEST(wide.time_range_problem().find("span more than 2^62 ns") != std::string::npos);  // 6e18 + 1
+
+  try {
+    analyze(t, analysis_options{});
+    BOOST_FAIL("analyze must refuse times out of range");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()).starts_with("regionprof::analyze: the trace's times are out of range"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_importer_refuses_such_a_file_naming_it) {
+  const std::string text =
+      R"([{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":0,"dur":5000000000000000},)"
+      R"( {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":2,"ts":0,"dur":5000000000000000}])";
+  try {
+    import_kineto_trace_text(text, "huge.json");
+    BOOST_FAIL("the importer must refuse times out of range");
+  } catch (const import_error& e) {
+    BOOST_TEST(e.file() == "huge.json");
+    BOOST_TEST(e.problem().find("add up to more than 2^62 ns") != std::string::npos);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

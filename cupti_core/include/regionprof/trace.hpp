@@ -153,6 +153,13 @@ struct trace {
 
   bool has_device_data() const noexcept { return device_tracing || !device_ops.empty(); }
 
+  /// Why the trace's times are out of the range the analysis computes in, or empty when they are in
+  /// it. Every figure of the analysis is a sum of (parts of) durations or a difference of two times, all
+  /// int64 ns; they cannot overflow when the durations of all intervals and device ops add up to at
+  /// most 2^62 ns (146 years) and the latest end minus the earliest start is at most 2^62 ns. Real
+  /// traces are far inside; a hostile file may not be (the importer refuses it, analyze() throws).
+  std::string time_range_problem() const;
+
   /// The index of domain `name`, adding it when new.
   domain_index domain(std::string_view name);
   /// The index of thread (pid, tid), adding it when new.

@@ -38,6 +38,9 @@ analysis_result analyze(const trace& input, const analysis_options& options) {
                             std::to_string(input.device_ops.size()) +
                             " device ops; one analysis handles fewer than 2^32 - 3 of each. Split the trace.");
   }
+  if (std::string problem = input.time_range_problem(); !problem.empty()) {
+    throw std::invalid_argument("regionprof::analyze: the trace's times are out of range: " + problem);
+  }
   detail::attribution::engine e(input, options);
   return e.run();
 }

@@ -21,6 +21,8 @@ class input_errors {
       : name_(std::move(name)), reopen_(std::move(reopen)) {}
 
   [[noreturn]] void fail(std::uint64_t offset, std::string problem) const;
+  /// The input's name, as errors give it.
+  const std::string& file() const noexcept { return name_; }
 
  private:
   /// Line and column (1-based, bytes) of `offset`; {0, 0} when the input cannot be read again.

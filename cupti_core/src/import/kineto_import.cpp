@@ -7,6 +7,8 @@
 #include <string_view>
 #include <utility>
 
+#include "import/error_position.hpp"
+
 #include "import/byte_source.hpp"
 #include "import/kineto_reader.hpp"
 #include "regionprof/import.hpp"
@@ -28,7 +30,12 @@ kineto_reader::kineto_reader(byte_source& source, std::string name,
 
 trace kineto_reader::read() {
   read_document();
-  return mapper_.finish(target_extra_, own_ ? &*own_ : nullptr, own_offset_);
+  trace result = mapper_.finish(target_extra_, own_ ? &*own_ : nullptr, own_offset_);
+  // The analysis's sums are int64 ns (trace::time_range_problem); refuse a file that would overflow them.
+  if (std::string problem = result.time_range_problem(); !problem.empty()) {
+    throw import_error(errors_.file(), problem);
+  }
+  return result;
 }
 
 }  // namespace import_detail

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +29,33 @@ thread_index trace::add_thread(std::int64_t pid, std::int64_t tid, std::string_v
   }
   threads.push_back({pid, tid, name.empty() ? name_id{0} : strings.intern(name)});
   return static_cast<thread_index>(threads.size() - 1);
+}
+
+std::string trace::time_range_problem() const {
+  constexpr std::uint64_t limit = std::uint64_t{1} << 62;
+  // Differences of int64 times as uint64: exact (< 2^64) whenever end > start.
+  const auto distance = [](std::int64_t from, std::int64_t to) {
+    return static_cast<std::uint64_t>(to) - static_cast<std::uint64_t>(from);
+  };
+  std::uint64_t durations = 0;  // stops growing past the limit, so it cannot wrap
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last = std::numeric_limits<std::int64_t>::min();
+  const auto add = [&](std::int64_t start, std::int64_t end) {
+    if (end > start && durations <= limit) durations += std::min(distance(start, end), limit + 1);
+    first = std::min({first, start, end});
+    last = std::max({last, start, end});
+  };
+  for (const cpu_interval& i : intervals) add(i.start_ns, i.end_ns);
+  for (const device_op& op : device_ops) add(op.start_ns, op.end_ns);
+  if (durations > limit) {
+    return "the durations of its intervals and device ops add up to more than 2^62 ns (146 years); "
+           "its times are not nanoseconds of one clock";
+  }
+  if (last > first && distance(first, last) > limit) {
+    return "its times span more than 2^62 ns (146 years), from " + std::to_string(first) + " to " +
+           std::to_string(last) + " ns; they are not nanoseconds of one clock";
+  }
+  return {};
 }
 
 }  // namespace regionprof
