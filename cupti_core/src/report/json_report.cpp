@@ -1,5 +1,6 @@
 // The JSON report (docs/report-schema.md), built as a boost::json DOM in the
-// schema's key order and serialized with numbers as decimals (report/json_text.hpp).
+// schema's key order and serialized with numbers as decimals (report/json_text.hpp): into a string
+// (to_json), or streamed to a file (Profile::write_json).
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "regionprof/report.hpp"
+#include "report/json_report.hpp"
 #include "report/json_text.hpp"
 #include "report/report_common.hpp"
 
@@ -160,9 +162,11 @@ json::array region_summary_array(const analysis_result& result) {
 
 }  // namespace
 
-std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
-                    const report_context& context) {
-  report_detail::check_region_indices(result);
+namespace report_detail {
+
+boost::json::object json_report_object(const analysis_result& result, const trace& source,
+                                       const analysis_options& options, const report_context& context) {
+  check_region_indices(result);
 
   json::object report;
   report["schema_version"] = 1;
@@ -206,9 +210,15 @@ std::string to_json(const analysis_result& result, const trace& source, const an
 
   // Additions beyond the reference module's report: new keys only.
   report["region_summary"] = region_summary_array(result);
+  return report;
+}
 
+}  // namespace report_detail
+
+std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context) {
   std::string text;
-  report_detail::append_json(text, report, 2);
+  report_detail::append_json(text, report_detail::json_report_object(result, source, options, context), 2);
   text += '\n';
   return text;
 }

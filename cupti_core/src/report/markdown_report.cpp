@@ -21,6 +21,10 @@ using report_detail::region_summary;
 
 /// Key-average names (C++ kernel signatures run to kilobytes) are cut to this many characters.
 constexpr std::size_t max_name_chars = 80;
+/// Region ids are cut to this many characters: every cell of a column is padded to the widest one,
+/// so one huge id (a rule's capture of a 30 MB name) would otherwise be copied into every row of
+/// every table. The JSON report keeps ids whole.
+constexpr std::size_t max_region_id_chars = 256;
 
 /// Characters as a terminal shows them: UTF-8 continuation bytes do not count.
 std::size_t display_width(std::string_view text) {
@@ -31,6 +35,10 @@ std::size_t display_width(std::string_view text) {
 /// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
 /// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
 std::string clean(std::string_view raw, std::size_t limit = 0) {
+  // A character (or a replaced invalid subpart) takes at most 4 bytes, so 4 * limit + 4 bytes hold
+  // more than `limit` of them: a longer text comes out the same from that much of it, and a 30 MB
+  // name costs no 30 MB copy.
+  if (limit != 0 && raw.size() > 4 * limit + 4) raw = raw.substr(0, 4 * limit + 4);
   std::string text = report_detail::repair_utf8(raw);
   if (limit != 0 && display_width(text) > limit) {
     std::size_t chars = 0;
@@ -214,7 +222,8 @@ void regions_section(std::string& out, const analysis_result& result, const std:
   table regions(std::move(columns));
   for (std::size_t r = 0; r < result.regions.size(); ++r) {
     const region_info& region = result.regions[r];
-    std::vector<std::string> row{code(region.id), clean(region.kind), clean(region.module_type)};
+    std::vector<std::string> row{code(region.id, max_region_id_chars), clean(region.kind, max_region_id_chars),
+                                 clean(region.module_type, max_region_id_chars)};
     if (!summaries.empty()) {
       const region_summary& summary = summaries[r];
       row.push_back(std::to_string(summary.runs_present));
@@ -257,7 +266,7 @@ void attribution_section(std::string& out, const analysis_result& result) {
       attribution.add(std::move(row));
     };
     for (const region_aggregate& aggregate : run.regions) {
-      add(code(result.regions[aggregate.region].id), count(aggregate.calls), aggregate.cpu_time_ns,
+      add(code(result.regions[aggregate.region].id, max_region_id_chars), count(aggregate.calls), aggregate.cpu_time_ns,
           us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns);
     }
     add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns);

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "regionprof/profile.hpp"
+#include "report/json_report.hpp"
+#include "report/json_text.hpp"
 
 namespace regionprof {
 namespace {
@@ -46,7 +48,15 @@ std::string Profile::chrome_trace() const {
   return std::move(out).str();
 }
 
-void Profile::write_json(const std::string& path) const { write_file(path, json()); }
+// Streamed to the file: the report's text is never held whole (a 30 MB name is one copy, not three).
+void Profile::write_json(const std::string& path) const {
+  // A value, not an object: write_json takes a value, and an object lvalue would be copied into one.
+  const boost::json::value report = report_detail::json_report_object(result_, source_, options_, context_);
+  std::ofstream out = open_for_writing(path);
+  report_detail::write_json(out, report, 2);
+  out << '\n';
+  finish(out, path);
+}
 void Profile::write_markdown(const std::string& path) const { write_file(path, markdown()); }
 // Streamed to the file: a large trace is never held as one string.
 void Profile::write_trace(const std::string& path) const {
