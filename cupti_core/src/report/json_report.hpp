@@ -1,8 +1,10 @@
-// The JSON report as a boost::json DOM: to_json serializes it into a string, Profile::write_json
-// streams it to the file (report/json_text.hpp, write_json), so the text is never held whole there.
+// The JSON report, written member by member (report/json_text.hpp, json_object_writer): to_json
+// into a string, Profile::write_json streamed to the file, so neither the text nor a DOM of the whole
+// report is held there.
 #pragma once
 
-#include <boost/json/object.hpp>
+#include <iosfwd>
+#include <string>
 
 #include "regionprof/analysis.hpp"
 #include "regionprof/report.hpp"
@@ -10,8 +12,9 @@
 
 namespace regionprof::report_detail {
 
-/// The report's members in the schema's order (docs/report-schema.md). Throws like to_json.
-boost::json::object json_report_object(const analysis_result& result, const trace& source,
-                                       const analysis_options& options, const report_context& context);
+/// The report (docs/report-schema.md), without the final newline, appended to `text`, handed to
+/// `stream` in pieces when there is one (then `text` is left empty). Throws like to_json.
+void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
+                       const analysis_options& options, const report_context& context);
 
 }  // namespace regionprof::report_detail

@@ -323,6 +323,53 @@ void write_json(std::ostream& out, const boost::json::value& value, int indent) 
   sink.flush();
 }
 
+json_object_writer::json_object_writer(std::string& text, std::ostream* stream, int indent)
+    : text_(text), stream_(stream), indent_(indent) {
+  text_ += '{';
+}
+
+void json_object_writer::key(std::string_view key) {
+  if (!first_member_) text_ += ',';
+  first_member_ = false;
+  append_newline(text_, indent_, 1);
+  json_sink sink{text_, stream_};
+  sink.string(key);
+  text_ += indent_ > 0 ? ": " : ":";
+}
+
+void json_object_writer::member(std::string_view key, const boost::json::value& value) {
+  this->key(key);
+  json_sink sink{text_, stream_};
+  append_json_at(sink, value, indent_, 1);
+  sink.maybe_flush();
+}
+
+void json_object_writer::begin_array(std::string_view key) {
+  this->key(key);
+  text_ += '[';
+  first_element_ = true;
+}
+
+void json_object_writer::element(const boost::json::value& value) {
+  if (!first_element_) text_ += ',';
+  first_element_ = false;
+  append_newline(text_, indent_, 2);
+  json_sink sink{text_, stream_};
+  append_json_at(sink, value, indent_, 2);
+  sink.maybe_flush();
+}
+
+void json_object_writer::end_array() {
+  if (!first_element_) append_newline(text_, indent_, 1);
+  text_ += ']';
+}
+
+void json_object_writer::finish() {
+  if (!first_member_) append_newline(text_, indent_, 0);
+  text_ += '}';
+  if (stream_ != nullptr) json_sink{text_, stream_}.flush();
+}
+
 boost::json::object parse_target_extra(std::string_view text) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return {};
   boost::system::error_code error;

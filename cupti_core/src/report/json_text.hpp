@@ -53,6 +53,32 @@ std::size_t write_json_string(std::ostream& out, std::string& scratch, std::stri
 /// string goes through in pieces. Stream errors are the caller's to check.
 void write_json(std::ostream& out, const boost::json::value& value, int indent = 0);
 
+/// Writes a JSON object member by member in append_json's format, into `text`, handed to `stream`
+/// in pieces of about 1 MiB when there is one: a large member (one element per run) is produced and
+/// written element by element, never held whole as a DOM. Calls: member or begin_array (then
+/// element... and end_array), in any number, then finish. The object is at depth 0.
+class json_object_writer {
+ public:
+  json_object_writer(std::string& text, std::ostream* stream, int indent);
+  json_object_writer(const json_object_writer&) = delete;
+  json_object_writer& operator=(const json_object_writer&) = delete;
+
+  void member(std::string_view key, const boost::json::value& value);
+  void begin_array(std::string_view key);
+  void element(const boost::json::value& value);
+  void end_array();
+  /// Closes the object and hands what is left to the stream.
+  void finish();
+
+ private:
+  void key(std::string_view key);
+  std::string& text_;
+  std::ostream* stream_;
+  int indent_;
+  bool first_member_ = true;
+  bool first_element_ = true;
+};
+
 /// The members of trace::target_extra_json (empty text: none). Throws std::invalid_argument naming the
 /// field and the parse error when the text is not a JSON object (a producer bug, never silently dropped).
 boost::json::object parse_target_extra(std::string_view text);
