@@ -291,4 +291,37 @@ BOOST_AUTO_TEST_CASE(two_million_events, *boost::unit_test::timeout(240)) {
   BOOST_TEST(rows[0].at("count").to_number<std::uint64_t>() == 2000u);
 }
 
+// A million runs on one thread (about 86 MB): the JSON and Markdown reports (about 230 MB each) are
+// written run by run, never held whole (they took 816 MB and 1 GB when built whole). The peak, about
+// 3.9 x the file, is the analysis's own state (src/analysis, about 325 bytes per run). Under ASan a
+// tenth of it (the child is 10 to 20 x slower).
+BOOST_AUTO_TEST_CASE(a_million_runs, *boost::unit_test::timeout(240)) {
+  const std::size_t runs = sanitized ? 100000 : 1000000;
+  const temp_trace file("runs.json");
+  (void)hostile::write_runs_trace(file.path(), runs, false);
+  const temp_trace json("report.json");
+  const temp_trace markdown("report.md");
+  const measured_result r = cli_test::run_cli_measured(
+      {"analyze", "--run-marker", "step", "-o", json.path(), "--markdown", markdown.path(), file.path()});
+  BOOST_TEST(!r.timed_out);
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.err);
+  expect_bounded_rss(r, file.size());
+  const std::string text = cli_test::read_file(json.path());
+  BOOST_TEST(contains(text, "\"run_index\": " + std::to_string(runs - 1) + ","));
+  BOOST_TEST(!contains(text, "\"run_index\": " + std::to_string(runs) + ","));
+  BOOST_TEST(contains(cli_test::read_file(markdown.path()), "### Run " + std::to_string(runs - 1) + "\n"));
+}
+
+// EXPECTED TO FAIL UNTIL THE ANALYSIS IS FIXED (src/analysis is being refactored): run markers each
+// on a thread of its own make the analysis about quadratic: 200,000 take 8 s, 1,000,000 take 176 s
+// (in effect a hang) in the release build, against 6 s for a million on one thread. The 15 s limit
+// below kills 500,000 of them; the one failing assertion is expected until then.
+BOOST_AUTO_TEST_CASE(runs_each_on_a_thread_of_their_own, *boost::unit_test::expected_failures(1)) {
+  const temp_trace file("thread_runs.json");
+  (void)hostile::write_runs_trace(file.path(), sanitized ? 100000 : 500000, true);
+  const measured_result r =
+      cli_test::run_cli_measured({"analyze", "--run-marker", "step", "-o", "/dev/null", file.path()}, 15);
+  BOOST_TEST(!r.timed_out, "killed after " << r.seconds << " s");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

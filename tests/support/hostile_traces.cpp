@@ -82,6 +82,29 @@ std::uint64_t write_many_events_trace(const std::string& path, std::size_t event
   return size;
 }
 
+std::uint64_t write_runs_trace(const std::string& path, std::size_t runs, bool thread_per_run) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) throw std::runtime_error("cannot write " + path);
+  std::string chunk = "{\"traceEvents\":[\n";
+  std::uint64_t size = 0;
+  char line[160];
+  for (std::size_t i = 0; i < runs; ++i) {
+    const int n = std::snprintf(line, sizeof line,
+                                "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":1,\"tid\":%zu,"
+                                "\"ts\":%zu,\"dur\":1}",
+                                i == 0 ? "" : ",\n", thread_per_run ? i + 1 : std::size_t{1}, 2 * i);
+    chunk.append(line, static_cast<std::size_t>(n));
+    if (chunk.size() >= (std::size_t{1} << 20)) {
+      size += std::fwrite(chunk.data(), 1, chunk.size(), file);
+      chunk.clear();
+    }
+  }
+  chunk += "\n]}\n";
+  size += std::fwrite(chunk.data(), 1, chunk.size(), file);
+  if (std::fclose(file) != 0) throw std::runtime_error("cannot write " + path);
+  return size;
+}
+
 std::string gzip(std::string_view text) {
   z_stream stream{};
   if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {

@@ -34,6 +34,10 @@ std::string long_name_trace(std::size_t name_bytes);
 /// 5 us each, 10 us apart). Returns the file's size in bytes.
 std::uint64_t write_many_events_trace(const std::string& path, std::size_t events);
 
+/// Writes a trace of `runs` "step" ranges of 1 us, 2 us apart, to `path`: all on thread 1, or each
+/// on a thread of its own (`thread_per_run`). Returns the file's size in bytes.
+std::uint64_t write_runs_trace(const std::string& path, std::size_t runs, bool thread_per_run);
+
 /// `text` as one gzip member.
 std::string gzip(std::string_view text);
 
