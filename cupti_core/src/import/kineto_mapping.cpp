@@ -114,7 +114,9 @@ name_id kineto_mapper::intern(std::string_view text) {
   }
   static_assert(std::has_single_bit(name_cache_size));
   name_slot& slot = name_cache_[h >> (64 - std::countr_zero(name_cache_size))];
-  if (slot.text.size() == text.size() && std::memcmp(slot.text.data(), text.data(), text.size()) == 0) {
+  // An empty view may have a null data(): memcmp must not see it (UB even for 0 bytes).
+  if (slot.text.size() == text.size() &&
+      (text.empty() || std::memcmp(slot.text.data(), text.data(), text.size()) == 0)) {
     return slot.id;
   }
   slot.id = trace_.strings.intern(text);
