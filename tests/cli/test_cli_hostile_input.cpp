@@ -152,10 +152,19 @@ BOOST_AUTO_TEST_CASE(nan_and_huge_numbers) {
                      "invalid JSON in traceEvents[0]");
   expect_input_error(temp_trace("huge.json", trace_of({complete_event("cpu_op", "a", "1e400", "1")})),
                      "traceEvents[0]: 'ts' '1e400' is not a number of microseconds that fits in int64 ns");
+}
+
+// EXPECTED TO FAIL UNTIL THE ANALYSIS IS FIXED (src/analysis is being refactored): two runs of
+// 9223372036854775 us (just below INT64_MAX ns) with the same name make the key averages' int64 sums
+// overflow (analyze.cpp, `stats.total_cpu += length`): the release build reports a total of -1.616 us,
+// the UBSan build dies with "signed integer overflow". The one failing assertion is expected until then.
+BOOST_AUTO_TEST_CASE(extreme_times_far_apart, *boost::unit_test::expected_failures(1)) {
   const auto report = expect_report(temp_trace(
       "extremes.json", trace_of({complete_event("user_annotation", "step", "-9223372036854775", "9223372036854775"),
                                  complete_event("user_annotation", "step", "0", "9223372036854775", 2)})));
   BOOST_TEST(report.at("runs").as_array().size() == 2u);
+  const auto& rows = report.at("profiler").at("key_averages").at("cpu_time_total").at("events").as_array();
+  BOOST_TEST(rows.at(0).at("cpu_time_total_us").to_number<double>() > 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(negative_duration) {
