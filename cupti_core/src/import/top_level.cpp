@@ -96,7 +96,7 @@ std::string kineto_reader::read_key() {
     }
   }
   if (raw.find('\\') == std::string::npos) return raw.substr(1, raw.size() - 2);
-  const boost::json::value v = parse_small_json(raw, start);
+  const boost::json::value v = parse_small_json(raw, start, "a top-level member name");
   return std::string(v.as_string());
 }
 
@@ -140,10 +140,16 @@ std::string kineto_reader::read_value_text() {
   return text;
 }
 
-boost::json::value kineto_reader::parse_small_json(const std::string& text, std::uint64_t start) const {
-  boost::json::parser parser;
+boost::json::value kineto_reader::parse_small_json(const std::string& text, std::uint64_t start,
+                                                   const std::string& what) const {
+  boost::json::parse_options limits;
+  limits.max_depth = max_member_depth;
+  boost::json::parser parser({}, limits);
   boost::json::error_code ec;
   const std::size_t used = parser.write_some(text.data(), text.size(), ec);
+  if (ec == boost::json::error::too_deep) {
+    fail(start + used, what + " nests deeper than " + std::to_string(max_member_depth) + " levels");
+  }
   if (!ec && used != text.size()) ec = boost::json::error::extra_data;
   if (ec) fail(start + used, "invalid JSON: " + ec.message());
   return parser.release();
@@ -152,7 +158,7 @@ boost::json::value kineto_reader::parse_small_json(const std::string& text, std:
 void kineto_reader::read_member(const std::string& key) {
   const std::uint64_t start = reader_.offset();
   const std::string text = read_value_text();
-  boost::json::value value = parse_small_json(text, start);
+  boost::json::value value = parse_small_json(text, start, "the top-level member " + quote_text(key));
   if (key == "deviceProperties" || key == "distributedInfo") {
     target_extra_[key] = std::move(value);
   } else if (key == "regionprof") {

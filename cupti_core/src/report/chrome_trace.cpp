@@ -323,9 +323,16 @@ class chrome_writer {
     }
   }
 
-  /// Names are classified once per id: plain ones (the vast majority) are copied as they are.
+  /// Names are classified once per id: plain ones (the vast majority) are copied as they are. A name
+  /// of flush_bytes or more goes to the stream in pieces, never into the buffer whole.
   void append_name(name_id id) {
     const std::string_view text = source_.strings.view(id);
+    if (text.size() >= flush_bytes) {
+      flush();
+      written_ += report_detail::write_json_string(out_, buffer_, text);
+      if (!out_) fail();
+      return;
+    }
     std::uint8_t& state = name_state_[id];
     if (state == name_unknown) state = report_detail::is_plain_json_string(text) ? name_plain : name_escaped;
     if (state == name_plain) {

@@ -1,5 +1,6 @@
-// The JSON report (docs/report-schema.md), built as a boost::json DOM in the
-// schema's key order and serialized with numbers as decimals (report/json_text.hpp).
+// The JSON report (docs/report-schema.md), in the schema's key order, numbers as decimals
+// (report/json_text.hpp): member by member, each built as a small boost::json DOM (a run, a region)
+// and serialized at once, into a string (to_json) or streamed to a file (Profile::write_json).
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "regionprof/report.hpp"
+#include "report/json_report.hpp"
 #include "report/json_text.hpp"
 #include "report/report_common.hpp"
 
@@ -19,6 +21,7 @@ namespace regionprof {
 namespace {
 
 namespace json = boost::json;
+using report_detail::region_summary;
 using report_detail::run_stats;
 
 json::string_view sv(std::string_view text) { return {text.data(), text.size()}; }
@@ -143,74 +146,81 @@ json::object stats_object(const run_stats& stats) {
   return object;
 }
 
-json::array region_summary_array(const analysis_result& result) {
-  json::array summaries;
-  for (const report_detail::region_summary& summary : report_detail::summarize_regions(result)) {
-    json::object entry;
-    entry["region_id"] = sv(result.regions[summary.region].id);
-    entry["runs_present"] = summary.runs_present;
-    entry["calls_total"] = summary.calls_total;
-    entry["cpu_time_us"] = stats_object(summary.cpu);
-    if (summary.device) entry["device_time_us"] = stats_object(*summary.device);
-    if (summary.off_thread) entry["off_thread_cpu_time_us"] = stats_object(*summary.off_thread);
-    summaries.push_back(std::move(entry));
-  }
-  return summaries;
+json::object region_summary_object(const analysis_result& result, const report_detail::region_summary& summary) {
+  json::object entry;
+  entry["region_id"] = sv(result.regions[summary.region].id);
+  entry["runs_present"] = summary.runs_present;
+  entry["calls_total"] = summary.calls_total;
+  entry["cpu_time_us"] = stats_object(summary.cpu);
+  if (summary.device) entry["device_time_us"] = stats_object(*summary.device);
+  if (summary.off_thread) entry["off_thread_cpu_time_us"] = stats_object(*summary.off_thread);
+  return entry;
 }
 
 }  // namespace
 
-std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
-                    const report_context& context) {
-  report_detail::check_region_indices(result);
+namespace report_detail {
 
-  json::object report;
-  report["schema_version"] = 1;
-  report["created_at"] = report_detail::created_at(context);
+void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
+                       const analysis_options& options, const report_context& context) {
+  check_region_indices(result);
+
+  json_object_writer report(text, stream, 2);
+  report.member("schema_version", 1);
+  report.member("created_at", json::string(created_at(context)));
   json::object tool;
   tool["name"] = "regionprof";
-  tool["version"] = sv(report_detail::tool_version());
-  report["tool"] = std::move(tool);
-  report["config"] = config_object(result, options, context);
-  report["target"] = target_object(source);
+  tool["version"] = sv(tool_version());
+  report.member("tool", tool);
+  report.member("config", config_object(result, options, context));
+  report.member("target", target_object(source));
   json::object input;
   input["args_count"] = context.input.args_count;
   json::array kwargs;
   for (const std::string& name : context.input.kwargs) kwargs.emplace_back(sv(name));
   input["kwargs"] = std::move(kwargs);
-  report["input"] = std::move(input);
+  report.member("input", input);
 
-  json::array runs;
-  for (const run_result& run : result.runs) runs.push_back(run_object(run, result));
-  report["runs"] = std::move(runs);
-  report["profiler"] = profiler_object(result);
+  // One element at a time: a trace with a million runs never has a million run objects at once.
+  report.begin_array("runs");
+  for (const run_result& run : result.runs) report.element(run_object(run, result));
+  report.end_array();
+  report.member("profiler", profiler_object(result));  // row_limit rows per view
 
-  json::array regions;
+  report.begin_array("regions");
   for (const region_info& region : result.regions) {
     json::object entry;
     entry["id"] = sv(region.id);
     entry["name"] = sv(region.name);
     entry["kind"] = sv(region.kind);
     entry["module_type"] = sv(region.module_type);
-    regions.push_back(std::move(entry));
+    report.element(entry);
   }
-  report["regions"] = std::move(regions);
+  report.end_array();
 
-  json::array warnings;
+  report.begin_array("warnings");
   for (const warning& item : result.warnings) {
     json::object entry;
     entry["code"] = sv(to_string(item.code));
     entry["message"] = sv(item.message);
     entry["source"] = sv(to_string(item.source));
-    warnings.push_back(std::move(entry));
+    report.element(entry);
   }
-  report["warnings"] = std::move(warnings);
+  report.end_array();
 
   // Additions beyond the reference module's report: new keys only.
-  report["region_summary"] = region_summary_array(result);
+  report.begin_array("region_summary");
+  for (const region_summary& summary : summarize_regions(result)) report.element(region_summary_object(result, summary));
+  report.end_array();
+  report.finish();
+}
 
+}  // namespace report_detail
+
+std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context) {
   std::string text;
-  report_detail::append_json(text, report, 2);
+  report_detail::write_json_report(text, nullptr, result, source, options, context);
   text += '\n';
   return text;
 }

@@ -1,8 +1,10 @@
 #include "report/json_text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -86,7 +88,33 @@ void append_newline(std::string& out, int indent, int depth) {
   out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(depth), ' ');
 }
 
-void append_json_at(std::string& out, const boost::json::value& value, int indent, int depth) {
+/// Where append_json_at writes: `text`, handed to `stream` in pieces of about flush_bytes when there
+/// is one (then a long string is written through in pieces too, never held whole).
+struct json_sink {
+  static constexpr std::size_t flush_bytes = std::size_t{1} << 20;
+  std::string& text;
+  std::ostream* stream = nullptr;
+
+  void flush() {
+    stream->write(text.data(), static_cast<std::streamsize>(text.size()));
+    text.clear();
+  }
+  void maybe_flush() {
+    if (stream != nullptr && text.size() >= flush_bytes) flush();
+  }
+  void string(std::string_view value) {
+    if (stream == nullptr || value.size() < flush_bytes) {
+      append_json_string(text, value);
+      maybe_flush();
+      return;
+    }
+    flush();
+    write_json_string(*stream, text, value);
+  }
+};
+
+void append_json_at(json_sink& sink, const boost::json::value& value, int indent, int depth) {
+  std::string& out = sink.text;
   switch (value.kind()) {
     case boost::json::kind::null: out += "null"; return;
     case boost::json::kind::bool_: out += value.get_bool() ? "true" : "false"; return;
@@ -95,7 +123,7 @@ void append_json_at(std::string& out, const boost::json::value& value, int inden
     case boost::json::kind::double_: append_double(out, value.get_double()); return;
     case boost::json::kind::string: {
       const boost::json::string& text = value.get_string();
-      append_json_string(out, std::string_view(text.data(), text.size()));
+      sink.string(std::string_view(text.data(), text.size()));
       return;
     }
     case boost::json::kind::array: {
@@ -110,7 +138,8 @@ void append_json_at(std::string& out, const boost::json::value& value, int inden
         if (!first) out += ',';
         first = false;
         append_newline(out, indent, depth + 1);
-        append_json_at(out, item, indent, depth + 1);
+        append_json_at(sink, item, indent, depth + 1);
+        sink.maybe_flush();
       }
       append_newline(out, indent, depth);
       out += ']';
@@ -128,9 +157,10 @@ void append_json_at(std::string& out, const boost::json::value& value, int inden
         if (!first) out += ',';
         first = false;
         append_newline(out, indent, depth + 1);
-        append_json_string(out, std::string_view(member.key().data(), member.key().size()));
+        sink.string(std::string_view(member.key().data(), member.key().size()));
         out += indent > 0 ? ": " : ":";
-        append_json_at(out, member.value(), indent, depth + 1);
+        append_json_at(sink, member.value(), indent, depth + 1);
+        sink.maybe_flush();
       }
       append_newline(out, indent, depth);
       out += '}';
@@ -162,6 +192,11 @@ bool is_plain_json_string(std::string_view text) noexcept {
 
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
+  append_json_string_body(out, text);
+  out += '"';
+}
+
+void append_json_string_body(std::string& out, std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   std::size_t i = 0;
@@ -193,7 +228,6 @@ void append_json_string(std::string& out, std::string_view text) {
       i += invalid;
     }
   }
-  out += '"';
 }
 
 std::string repair_utf8(std::string_view text) {
@@ -258,7 +292,82 @@ void append_double(std::string& out, double value) {
 }
 
 void append_json(std::string& out, const boost::json::value& value, int indent) {
-  append_json_at(out, value, indent, 0);
+  json_sink sink{out};
+  append_json_at(sink, value, indent, 0);
+}
+
+std::size_t write_json_string(std::ostream& out, std::string& scratch, std::string_view text) {
+  constexpr std::size_t piece_bytes = std::size_t{1} << 20;
+  std::size_t written = 2;  // the quotes
+  scratch.clear();
+  out.put('"');
+  while (!text.empty()) {
+    // Cut before a byte that is not a UTF-8 continuation byte (or 4 of them later, when no sequence
+    // can still be open), so that each piece repairs and escapes as the whole string would.
+    std::size_t cut = std::min(text.size(), piece_bytes);
+    for (int k = 0; k < 4 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80; ++k) ++cut;
+    append_json_string_body(scratch, text.substr(0, cut));
+    text.remove_prefix(cut);
+    out.write(scratch.data(), static_cast<std::streamsize>(scratch.size()));
+    written += scratch.size();
+    scratch.clear();
+  }
+  out.put('"');
+  return written;
+}
+
+void write_json(std::ostream& out, const boost::json::value& value, int indent) {
+  std::string text;
+  json_sink sink{text, &out};
+  append_json_at(sink, value, indent, 0);
+  sink.flush();
+}
+
+json_object_writer::json_object_writer(std::string& text, std::ostream* stream, int indent)
+    : text_(text), stream_(stream), indent_(indent) {
+  text_ += '{';
+}
+
+void json_object_writer::key(std::string_view key) {
+  if (!first_member_) text_ += ',';
+  first_member_ = false;
+  append_newline(text_, indent_, 1);
+  json_sink sink{text_, stream_};
+  sink.string(key);
+  text_ += indent_ > 0 ? ": " : ":";
+}
+
+void json_object_writer::member(std::string_view key, const boost::json::value& value) {
+  this->key(key);
+  json_sink sink{text_, stream_};
+  append_json_at(sink, value, indent_, 1);
+  sink.maybe_flush();
+}
+
+void json_object_writer::begin_array(std::string_view key) {
+  this->key(key);
+  text_ += '[';
+  first_element_ = true;
+}
+
+void json_object_writer::element(const boost::json::value& value) {
+  if (!first_element_) text_ += ',';
+  first_element_ = false;
+  append_newline(text_, indent_, 2);
+  json_sink sink{text_, stream_};
+  append_json_at(sink, value, indent_, 2);
+  sink.maybe_flush();
+}
+
+void json_object_writer::end_array() {
+  if (!first_element_) append_newline(text_, indent_, 1);
+  text_ += ']';
+}
+
+void json_object_writer::finish() {
+  if (!first_member_) append_newline(text_, indent_, 0);
+  text_ += '}';
+  if (stream_ != nullptr) json_sink{text_, stream_}.flush();
 }
 
 boost::json::object parse_target_extra(std::string_view text) {

@@ -3,7 +3,9 @@
 // decimals (Boost.JSON's own serializer writes 1234.567 as `1.234567E3`).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,9 @@ bool is_plain_json_string(std::string_view text) noexcept;
 /// Appends `text` as a quoted JSON string: `"` and `\` escaped, control characters (and DEL) as \n,
 /// \t, ... or \u00XX, valid UTF-8 passed through, and each maximal invalid UTF-8 subpart replaced by U+FFFD.
 void append_json_string(std::string& out, std::string_view text);
+
+/// append_json_string without the quotes.
+void append_json_string_body(std::string& out, std::string_view text);
 
 /// `text` with each maximal invalid UTF-8 subpart replaced by U+FFFD (valid text comes back unchanged).
 std::string repair_utf8(std::string_view text);
@@ -39,6 +44,40 @@ void append_double(std::string& out, double value);
 /// Serializes `value` (object members in insertion order). indent 0: compact; indent n > 0: one member
 /// or element per line, indented by n spaces per level. Strings go through append_json_string.
 void append_json(std::string& out, const boost::json::value& value, int indent = 0);
+
+/// append_json_string's text written to `out` in pieces of about 1 MiB formatted in `scratch` (left
+/// empty), for a string too long to copy whole; returns the bytes written.
+std::size_t write_json_string(std::ostream& out, std::string& scratch, std::string_view text);
+
+/// append_json to a stream, in pieces of about 1 MiB: the text is never held whole, and a long
+/// string goes through in pieces. Stream errors are the caller's to check.
+void write_json(std::ostream& out, const boost::json::value& value, int indent = 0);
+
+/// Writes a JSON object member by member in append_json's format, into `text`, handed to `stream`
+/// in pieces of about 1 MiB when there is one: a large member (one element per run) is produced and
+/// written element by element, never held whole as a DOM. Calls: member or begin_array (then
+/// element... and end_array), in any number, then finish. The object is at depth 0.
+class json_object_writer {
+ public:
+  json_object_writer(std::string& text, std::ostream* stream, int indent);
+  json_object_writer(const json_object_writer&) = delete;
+  json_object_writer& operator=(const json_object_writer&) = delete;
+
+  void member(std::string_view key, const boost::json::value& value);
+  void begin_array(std::string_view key);
+  void element(const boost::json::value& value);
+  void end_array();
+  /// Closes the object and hands what is left to the stream.
+  void finish();
+
+ private:
+  void key(std::string_view key);
+  std::string& text_;
+  std::ostream* stream_;
+  int indent_;
+  bool first_member_ = true;
+  bool first_element_ = true;
+};
 
 /// The members of trace::target_extra_json (empty text: none). Throws std::invalid_argument naming the
 /// field and the parse error when the text is not a JSON object (a producer bug, never silently dropped).

@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "regionprof/report.hpp"
 #include "report/json_text.hpp"
+#include "report/markdown_report.hpp"
 #include "report/report_common.hpp"
 
 namespace regionprof {
@@ -21,6 +23,10 @@ using report_detail::region_summary;
 
 /// Key-average names (C++ kernel signatures run to kilobytes) are cut to this many characters.
 constexpr std::size_t max_name_chars = 80;
+/// Region ids are cut to this many characters: every cell of a column is padded to the widest one,
+/// so one huge id (a rule's capture of a 30 MB name) would otherwise be copied into every row of
+/// every table. The JSON report keeps ids whole.
+constexpr std::size_t max_region_id_chars = 256;
 
 /// Characters as a terminal shows them: UTF-8 continuation bytes do not count.
 std::size_t display_width(std::string_view text) {
@@ -31,6 +37,10 @@ std::size_t display_width(std::string_view text) {
 /// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
 /// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
 std::string clean(std::string_view raw, std::size_t limit = 0) {
+  // A character (or a replaced invalid subpart) takes at most 4 bytes, so 4 * limit + 4 bytes hold
+  // more than `limit` of them: a longer text comes out the same from that much of it, and a 30 MB
+  // name costs no 30 MB copy.
+  if (limit != 0 && raw.size() > 4 * limit + 4) raw = raw.substr(0, 4 * limit + 4);
   std::string text = report_detail::repair_utf8(raw);
   if (limit != 0 && display_width(text) > limit) {
     std::size_t chars = 0;
@@ -90,6 +100,22 @@ std::string percent(std::optional<std::int64_t> part, std::optional<std::int64_t
 
 std::string count(std::uint64_t value) { return std::to_string(value); }
 
+/// Where the report goes: `text`, handed to `stream` in pieces of about 1 MiB when there is one.
+struct markdown_sink {
+  static constexpr std::size_t flush_bytes = std::size_t{1} << 20;
+  std::string& text;
+  std::ostream* stream = nullptr;
+
+  void maybe_flush() {
+    if (stream != nullptr && text.size() >= flush_bytes) flush();
+  }
+  void flush() {
+    if (stream == nullptr) return;
+    stream->write(text.data(), static_cast<std::streamsize>(text.size()));
+    text.clear();
+  }
+};
+
 /// A table whose columns are padded to their widest cell; `right` columns are right-aligned. A `|`
 /// in a cell is escaped (GFM reads `\|` as `|` in a table cell, code spans included).
 class table {
@@ -101,35 +127,48 @@ class table {
 
   explicit table(std::vector<column> columns) : columns_(std::move(columns)) {}
 
-  void add(std::vector<std::string> row) {
-    for (std::string& cell : row) {
-      for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
-    }
-    rows_.push_back(std::move(row));
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  void render(markdown_sink& out) const {
+    render_generated(out, rows_.size(), [this](std::size_t i) { return rows_[i]; });
   }
 
-  void render(std::string& out) const {
+  /// Renders `count` rows made by `row(i)` without holding them: one pass for the column widths, one
+  /// to write (a million runs are a million rows).
+  template <typename make_row>
+  void render_generated(markdown_sink& out, std::size_t count, const make_row& row) const {
     std::vector<std::size_t> widths(columns_.size(), 3);
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      widths[c] = std::max(widths[c], display_width(columns_[c].title));
-      for (const auto& row : rows_) widths[c] = std::max(widths[c], display_width(row[c]));
+    for (std::size_t c = 0; c < columns_.size(); ++c) widths[c] = std::max(widths[c], display_width(columns_[c].title));
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::vector<std::string> cells = escaped(row(i));
+      for (std::size_t c = 0; c < columns_.size(); ++c) widths[c] = std::max(widths[c], display_width(cells[c]));
     }
     std::vector<std::string> titles;
     for (const column& col : columns_) titles.push_back(col.title);
-    line(out, titles, widths);
-    out += '|';
+    line(out.text, titles, widths);
+    out.text += '|';
     for (std::size_t c = 0; c < columns_.size(); ++c) {
-      out += ' ';
-      out += std::string(widths[c] - (columns_[c].right ? 1 : 0), '-');
-      if (columns_[c].right) out += ':';
-      out += " |";
+      out.text += ' ';
+      out.text += std::string(widths[c] - (columns_[c].right ? 1 : 0), '-');
+      if (columns_[c].right) out.text += ':';
+      out.text += " |";
     }
-    out += '\n';
-    for (const auto& row : rows_) line(out, row, widths);
-    out += '\n';
+    out.text += '\n';
+    for (std::size_t i = 0; i < count; ++i) {
+      line(out.text, escaped(row(i)), widths);
+      out.maybe_flush();
+    }
+    out.text += '\n';
   }
 
  private:
+  static std::vector<std::string> escaped(std::vector<std::string> row) {
+    for (std::string& cell : row) {
+      for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
+    }
+    return row;
+  }
+
   void line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const {
     out += '|';
     for (std::size_t c = 0; c < columns_.size(); ++c) {
@@ -173,7 +212,8 @@ void overview(std::string& out, const analysis_result& result, const trace& sour
   out += "- Warnings: " + std::to_string(result.warnings.size()) + "\n\n";
 }
 
-void runs_section(std::string& out, const analysis_result& result) {
+void runs_section(markdown_sink& sink, const analysis_result& result) {
+  std::string& out = sink.text;
   out += "## Runs\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
@@ -185,20 +225,21 @@ void runs_section(std::string& out, const analysis_result& result) {
     columns.push_back({"device busy (us)", true});
     columns.push_back({"device span (us)", true});
   }
-  table runs(std::move(columns));
-  for (const run_result& run : result.runs) {
+  const table runs(std::move(columns));
+  runs.render_generated(sink, result.runs.size(), [&result](std::size_t i) {
+    const run_result& run = result.runs[i];
     std::vector<std::string> row{std::to_string(run.run_index), us(run.wall_time_ns), us(run.cpu_time_ns)};
     if (result.has_device_data) {
       row.push_back(us(run.device_time_ns));
       row.push_back(us(run.device_busy_ns));
       row.push_back(us(run.device_span_ns));
     }
-    runs.add(std::move(row));
-  }
-  runs.render(out);
+    return row;
+  });
 }
 
-void regions_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
+void regions_section(markdown_sink& sink, const analysis_result& result, const std::vector<region_summary>& summaries) {
+  std::string& out = sink.text;
   out += "## Regions\n\n";
   if (result.regions.empty()) {
     out += "No region owned time in any run.\n\n";
@@ -211,10 +252,11 @@ void regions_section(std::string& out, const analysis_result& result, const std:
     columns.push_back({"mean CPU (us)", true});
     if (result.has_device_data) columns.push_back({"mean device (us)", true});
   }
-  table regions(std::move(columns));
-  for (std::size_t r = 0; r < result.regions.size(); ++r) {
+  const table regions(std::move(columns));
+  regions.render_generated(sink, result.regions.size(), [&](std::size_t r) {
     const region_info& region = result.regions[r];
-    std::vector<std::string> row{code(region.id), clean(region.kind), clean(region.module_type)};
+    std::vector<std::string> row{code(region.id, max_region_id_chars), clean(region.kind, max_region_id_chars),
+                                 clean(region.module_type, max_region_id_chars)};
     if (!summaries.empty()) {
       const region_summary& summary = summaries[r];
       row.push_back(std::to_string(summary.runs_present));
@@ -222,13 +264,13 @@ void regions_section(std::string& out, const analysis_result& result, const std:
       row.push_back(mean_us(summary.cpu.mean_ns));
       if (result.has_device_data) row.push_back(summary.device ? mean_us(summary.device->mean_ns) : "-");
     }
-    regions.add(std::move(row));
-  }
-  regions.render(out);
+    return row;
+  });
   if (!summaries.empty()) out += "Means are over all runs; a run without the region counts as 0.\n\n";
 }
 
-void attribution_section(std::string& out, const analysis_result& result) {
+void attribution_section(markdown_sink& sink, const analysis_result& result) {
+  std::string& out = sink.text;
   out += "## Attribution per run\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
@@ -257,16 +299,18 @@ void attribution_section(std::string& out, const analysis_result& result) {
       attribution.add(std::move(row));
     };
     for (const region_aggregate& aggregate : run.regions) {
-      add(code(result.regions[aggregate.region].id), count(aggregate.calls), aggregate.cpu_time_ns,
+      add(code(result.regions[aggregate.region].id, max_region_id_chars), count(aggregate.calls), aggregate.cpu_time_ns,
           us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns);
     }
     add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns);
     add("(run total)", "-", run.cpu_time_ns, "-", run.device_time_ns);
-    attribution.render(out);
+    attribution.render(sink);
+    sink.maybe_flush();
   }
 }
 
-void key_average_view_section(std::string& out, const key_average_view& view, std::string_view title) {
+void key_average_view_section(markdown_sink& sink, const key_average_view& view, std::string_view title) {
+  std::string& out = sink.text;
   out += "### " + std::string(title) + " (sorted by " + code(view.sort_by) + ", row limit " +
          std::to_string(view.row_limit) + ")\n\n";
   if (view.rows.empty()) {
@@ -293,7 +337,7 @@ void key_average_view_section(std::string& out, const key_average_view& view, st
     }
     rows.add(std::move(cells));
   }
-  rows.render(out);
+  rows.render(sink);
 }
 
 void warnings_section(std::string& out, const analysis_result& result) {
@@ -311,18 +355,29 @@ void warnings_section(std::string& out, const analysis_result& result) {
 
 }  // namespace
 
+namespace report_detail {
+
+void write_markdown_report(std::string& out, std::ostream* stream, const analysis_result& result, const trace& source,
+                           const analysis_options& options, const report_context& context) {
+  const std::vector<region_summary> summaries = summarize_regions(result);  // checks indices
+  markdown_sink sink{out, stream};
+  overview(out, result, source, options, context);
+  runs_section(sink, result);
+  regions_section(sink, result, summaries);
+  attribution_section(sink, result);
+  out += "## Key averages\n\n";
+  key_average_view_section(sink, result.cpu_time_total, "By total CPU time");
+  if (result.device_time_total) key_average_view_section(sink, *result.device_time_total, "By total device time");
+  warnings_section(out, result);
+  sink.flush();
+}
+
+}  // namespace report_detail
+
 std::string to_markdown(const analysis_result& result, const trace& source, const analysis_options& options,
                         const report_context& context) {
-  const std::vector<region_summary> summaries = report_detail::summarize_regions(result);  // checks indices
   std::string out;
-  overview(out, result, source, options, context);
-  runs_section(out, result);
-  regions_section(out, result, summaries);
-  attribution_section(out, result);
-  out += "## Key averages\n\n";
-  key_average_view_section(out, result.cpu_time_total, "By total CPU time");
-  if (result.device_time_total) key_average_view_section(out, *result.device_time_total, "By total device time");
-  warnings_section(out, result);
+  report_detail::write_markdown_report(out, nullptr, result, source, options, context);
   return out;
 }
 

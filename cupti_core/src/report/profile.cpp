@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "regionprof/profile.hpp"
+#include "report/json_report.hpp"
+#include "report/markdown_report.hpp"
 
 namespace regionprof {
 namespace {
@@ -24,12 +26,6 @@ void finish(std::ofstream& out, const std::string& path) {
   if (!out) throw std::runtime_error("regionprof: writing '" + path + "' failed (disk full?)");
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out = open_for_writing(path);
-  out << text;
-  finish(out, path);
-}
-
 }  // namespace
 
 Profile::Profile(trace source, analysis_options options, report_context context)
@@ -46,8 +42,21 @@ std::string Profile::chrome_trace() const {
   return std::move(out).str();
 }
 
-void Profile::write_json(const std::string& path) const { write_file(path, json()); }
-void Profile::write_markdown(const std::string& path) const { write_file(path, markdown()); }
+// Streamed to the file: neither the report's text nor a DOM of it is held whole.
+void Profile::write_json(const std::string& path) const {
+  std::ofstream out = open_for_writing(path);
+  std::string buffer;
+  report_detail::write_json_report(buffer, &out, result_, source_, options_, context_);
+  out << '\n';
+  finish(out, path);
+}
+// Streamed to the file, run by run.
+void Profile::write_markdown(const std::string& path) const {
+  std::ofstream out = open_for_writing(path);
+  std::string buffer;
+  report_detail::write_markdown_report(buffer, &out, result_, source_, options_, context_);
+  finish(out, path);
+}
 // Streamed to the file: a large trace is never held as one string.
 void Profile::write_trace(const std::string& path) const {
   std::ofstream out = open_for_writing(path);

@@ -1,0 +1,20 @@
+// The JSON report, written member by member (report/json_text.hpp, json_object_writer): to_json
+// into a string, Profile::write_json streamed to the file, so neither the text nor a DOM of the whole
+// report is held there.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "regionprof/analysis.hpp"
+#include "regionprof/report.hpp"
+#include "regionprof/trace.hpp"
+
+namespace regionprof::report_detail {
+
+/// The report (docs/report-schema.md), without the final newline, appended to `text`, handed to
+/// `stream` in pieces when there is one (then `text` is left empty). Throws like to_json.
+void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
+                       const analysis_options& options, const report_context& context);
+
+}  // namespace regionprof::report_detail

@@ -1,0 +1,19 @@
+// The Markdown report, written section by section and run by run: to_markdown into a string,
+// Profile::write_markdown streamed to the file, so a trace with a million runs is never one string.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "regionprof/analysis.hpp"
+#include "regionprof/report.hpp"
+#include "regionprof/trace.hpp"
+
+namespace regionprof::report_detail {
+
+/// The report appended to `out`, handed to `stream` in pieces when there is one (then `out` is left
+/// empty). Throws like to_markdown.
+void write_markdown_report(std::string& out, std::ostream* stream, const analysis_result& result, const trace& source,
+                           const analysis_options& options, const report_context& context);
+
+}  // namespace regionprof::report_detail
