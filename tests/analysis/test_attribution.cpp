@@ -472,6 +472,8 @@ BOOST_AUTO_TEST_CASE(duplicate_correlation_id_goes_to_the_first_call) {
   const analysis_result r = analyze(b.get(), analysis_options{});
   BOOST_TEST(*find_region(r, r.runs.at(0), "aot_module:b")->device_time_ns == 50);
   BOOST_TEST(*find_region(r, r.runs.at(0), "aot_module:a")->device_time_ns == 0);
+  BOOST_TEST(count_warnings(r, warning_code::duplicate_correlation_ids) == 1u);
+  BOOST_TEST(leading_count(find_warning(r, warning_code::duplicate_correlation_ids)->message) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(run_marker_rule_domain_filter) {

@@ -154,26 +154,14 @@ BOOST_AUTO_TEST_CASE(nan_and_huge_numbers) {
                      "traceEvents[0]: 'ts' '1e400' is not a number of microseconds that fits in int64 ns");
 }
 
-// EXPECTED TO FAIL UNTIL THE ANALYSIS IS FIXED (src/analysis is being refactored): two runs of
-// 9223372036854775 us (just below INT64_MAX ns) with the same name make the key averages' int64 sums
-// overflow (analyze.cpp, `stats.total_cpu += length`): the release build reports a total of -1.616 us,
-// the UBSan build dies with "signed integer overflow". The one failing assertion is expected until then.
-BOOST_AUTO_TEST_CASE(extreme_times_far_apart, *boost::unit_test::expected_failures(1)) {
-  const temp_trace file("extremes.json",
-                        trace_of({complete_event("user_annotation", "step", "-9223372036854775", "9223372036854775"),
-                                  complete_event("user_annotation", "step", "0", "9223372036854775", 2)}));
-  const temp_trace json("report.json");
-  const measured_result r =
-      cli_test::run_cli_measured({"analyze", "--run-marker", "step", "-o", json.path(), file.path()});
-  BOOST_TEST(!r.timed_out);
-  if (r.exit_code != 0) {
-    BOOST_TEST(r.exit_code == 0, r.err);  // UBSan: the overflow
-    return;
-  }
-  const auto report = boost::json::parse(cli_test::read_file(json.path())).as_object();
-  BOOST_TEST(report.at("runs").as_array().size() == 2u);
-  const auto& rows = report.at("profiler").at("key_averages").at("cpu_time_total").at("events").as_array();
-  BOOST_TEST(rows.at(0).at("cpu_time_total_us").to_number<double>() > 0.0);  // release: the wrapped sum
+// Two runs of 9223372036854775 us (just below INT64_MAX ns) with the same name once made the key
+// averages' int64 sums overflow. The importer refuses times whose durations add up past 2^62 ns
+// (trace::time_range_problem), naming the file.
+BOOST_AUTO_TEST_CASE(extreme_times_far_apart) {
+  expect_input_error(temp_trace("extremes.json",
+                                trace_of({complete_event("user_annotation", "step", "-9223372036854775", "9223372036854775"),
+                                          complete_event("user_annotation", "step", "0", "9223372036854775", 2)})),
+                     "the durations of its intervals and device ops add up to more than 2^62 ns");
 }
 
 BOOST_AUTO_TEST_CASE(negative_duration) {
@@ -181,7 +169,7 @@ BOOST_AUTO_TEST_CASE(negative_duration) {
       "negative.json", trace_of({complete_event("user_annotation", "step", "0", "100"),
                                  complete_event("cpu_op", "aten::mm", "10", "-5")})));
   BOOST_TEST(warning_codes(report) == std::vector<std::string>{"DROPPED_HOST_RECORDS"});
-  BOOST_TEST(report.at("warnings").at(0).at("message").as_string() == "dropped 1 complete events with a negative 'dur'");
+  BOOST_TEST(report.at("warnings").at(0).at("message").as_string() == "dropped 1 complete event of read categories with a negative 'dur'");
 }
 
 BOOST_AUTO_TEST_CASE(missing_fields) {
@@ -248,13 +236,9 @@ BOOST_AUTO_TEST_CASE(names_of_64_kib_and_30_mb) {
   }
 }
 
-// EXPECTED TO PASS AFTER THE RE2 SWITCH (a colleague replaces std::regex by RE2): libstdc++'s
-// std::regex matches by recursion, a few frames per character, so `r(.*)` over a 64 KiB or a 30 MB name
-// overflows the stack (SIGSEGV, exit 139) inside the analysis's name classifier. Not worked around
-// here; the two failing assertions are expected until then. The default rules on the same files:
-// names_of_64_kib_and_30_mb. (After the switch, a 30 MB region id is held about 7 times: the analysis
-// keeps its id and its name, the JSON report's DOM one copy per use; the peak RSS is not asserted here.)
-BOOST_AUTO_TEST_CASE(long_names_through_a_std_regex_rule, *boost::unit_test::expected_failures(2)) {
+// `r(.*)` over a 64 KiB and a 30 MB name: libstdc++'s std::regex recursed a few frames per character
+// and overflowed the stack (SIGSEGV); RE2 matches without recursion (docs/design.md, rule 11).
+BOOST_AUTO_TEST_CASE(long_names_through_a_regex_rule) {
   for (const std::size_t bytes : {std::size_t{64} << 10, std::size_t{30} << 20}) {
     const temp_trace file("long_name.json", hostile::long_name_trace(bytes));
     const measured_result r = cli_test::run_cli_measured(
@@ -275,13 +259,14 @@ BOOST_AUTO_TEST_CASE(duplicate_correlation_ids) {
                 complete_event("cuda_runtime", "cudaLaunchKernel", "25", "2", 1, R"("args":{"correlation":7})"),
                 complete_event("kernel", "k", "30", "4", 7, R"("args":{"device":0,"stream":7,"correlation":7})")})),
       {"--region", "r_(.*)=r"});
-  // The first launch owns the kernel; no warning (the analysis does not report duplicates).
+  // The first launch owns the kernel, and the duplicate is counted (docs/design.md, rule 6).
   const auto& regions = report.at("runs").at(0).at("regions").as_array();
   BOOST_TEST_REQUIRE(regions.size() == 2u);
   BOOST_TEST(regions[0].at("region_id").as_string() == "r:first");
   BOOST_TEST(regions[0].at("device_time_us").to_number<double>() == 4.0);
   BOOST_TEST(regions[1].at("device_time_us").to_number<double>() == 0.0);
-  BOOST_TEST(warning_codes(report).empty());
+  BOOST_TEST(warning_codes(report) == std::vector<std::string>{"DUPLICATE_CORRELATION_IDS"});
+  BOOST_TEST(report.at("warnings").at(0).at("message").as_string().starts_with("1 API call(s) carry a correlation id"));
 }
 
 BOOST_AUTO_TEST_CASE(kernel_before_its_launch) {
@@ -332,11 +317,9 @@ BOOST_AUTO_TEST_CASE(a_million_runs, *boost::unit_test::timeout(240)) {
   BOOST_TEST(contains(cli_test::read_file(markdown.path()), "### Run " + std::to_string(runs - 1) + "\n"));
 }
 
-// EXPECTED TO FAIL UNTIL THE ANALYSIS IS FIXED (src/analysis is being refactored): run markers each
-// on a thread of its own make the analysis about quadratic: 200,000 take 8 s, 1,000,000 take 176 s
-// (in effect a hang) in the release build, against 6 s for a million on one thread. The 15 s limit
-// below kills 500,000 of them; the one failing assertion is expected until then.
-BOOST_AUTO_TEST_CASE(runs_each_on_a_thread_of_their_own, *boost::unit_test::expected_failures(1)) {
+// Run markers each on a thread of their own once made the analysis quadratic (a search of the walk
+// order per thread: 1,000,000 took 176 s); it is linear now, like a million runs on one thread.
+BOOST_AUTO_TEST_CASE(runs_each_on_a_thread_of_their_own) {
   const temp_trace file("thread_runs.json");
   (void)hostile::write_runs_trace(file.path(), sanitized ? 100000 : 500000, true);
   const measured_result r =

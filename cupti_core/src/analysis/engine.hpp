@@ -205,7 +205,7 @@ class engine {
   std::uint32_t synthetic_thread_ = no_thread;  ///< the thread of the synthetic run (no markers at all)
   std::size_t marker_count_ = 0;           ///< topmost markers, skipped ones included
   index_vector<run_index, run_state> runs_;
-  std::vector<marker_span> markers_;  ///< topmost markers for the off-thread lookup
+  std::vector<marker_span> markers_;  ///< topmost markers, until moved into lookup_
   run_lookup lookup_;
 
   // Per correlation slot.

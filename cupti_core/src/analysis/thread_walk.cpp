@@ -190,15 +190,18 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
 // Marker threads first (`order`), then the others: the lookup of rule 9 needs every marker.
 void engine::walk_threads(const std::vector<std::uint32_t>& order) {
   std::vector<frame> stack;  // capacity kept across threads
+  // Which threads were walked: searching `order` per thread is quadratic with a marker on every thread.
+  std::vector<bool> walked(thread_count_, false);
   for (std::size_t w = 0; w < order.size(); ++w) {
     walk(order[w], stack);
+    walked[order[w]] = true;
     if (w == 0 && !runs_known_) {
       marker_count_ = markers_.size();
-      lookup_.build(markers_);  // the only marker thread (or the synthetic run) is now known
+      lookup_.build(std::move(markers_));  // the only marker thread (or the synthetic run) is now known
     }
   }
   for (std::uint32_t t = 0; t < thread_count_; ++t) {
-    if (std::find(order.begin(), order.end(), t) == order.end()) walk(t, stack);
+    if (!walked[t]) walk(t, stack);
   }
 }
 

@@ -99,6 +99,13 @@ void engine::add_warnings(analysis_result& result) const {
              " whose id no API call carries) and belong to no run. Record the CUDA runtime and driver API "
              "together with the device activity.");
   }
+  if (correlation_.duplicate_calls() > 0) {
+    warn(warning_code::duplicate_correlation_ids,
+         std::to_string(correlation_.duplicate_calls()) +
+             " API call(s) carry a correlation id an earlier call already carries; the device ops of each such "
+             "id go to the first call in input order. CUPTI never repeats an id within a process: analyse one "
+             "process's session per trace.");
+  }
   if (clock_anomalies_ > 0) {
     warn(warning_code::clock_anomaly,
          std::to_string(clock_anomalies_) + " device op(s) start before the API call that launched them (by up "

@@ -89,15 +89,20 @@ std::string plural(std::uint64_t n, std::string_view one, std::string_view many)
   return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
-/// "12 events of 2 categories were not read: foo 2, gpu_user_annotation_x 10" (names in byte order).
+/// "12 events of 2 categories were not read: foo 2, gpu_user_annotation_x 10" (names in byte order;
+/// past the first 32 names, "and N more": a hostile file's million categories make no 15 MB message).
 std::string describe_not_read(const name_counts& counts, std::uint64_t events, std::string_view one,
                               std::string_view many) {
+  constexpr std::size_t listed = 32;
   std::string text = plural(events, "event", "events") + " of " + plural(counts.size(), one, many) +
                      (events == 1 ? " was" : " were") + " not read: ";
-  bool first = true;
+  std::size_t shown = 0;
   for (const auto& [name, n] : counts) {
-    if (!first) text += ", ";
-    first = false;
+    if (shown == listed) {
+      text += ", and " + std::to_string(counts.size() - listed) + " more";
+      break;
+    }
+    if (shown++ > 0) text += ", ";
     text += display_name(name) + " " + std::to_string(n);
   }
   return text;
