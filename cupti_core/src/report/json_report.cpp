@@ -135,11 +135,31 @@ json::object profiler_object(const analysis_result& result) {
   return profiler;
 }
 
+/// `{mean, min, max, median, stddev, mad[, cv]}` in us from statistics in ns (cv is unitless, absent
+/// when the mean is 0).
 json::object stats_object(const run_stats& stats) {
   json::object object;
-  object["mean"] = stats.mean_ns / 1000.0;
-  object["min"] = us(stats.min_ns);
-  object["max"] = us(stats.max_ns);
+  object["mean"] = stats.mean / 1000.0;
+  object["min"] = stats.min / 1000.0;
+  object["max"] = stats.max / 1000.0;
+  object["median"] = stats.median / 1000.0;
+  object["stddev"] = stats.stddev / 1000.0;
+  object["mad"] = stats.mad / 1000.0;
+  if (stats.cv) object["cv"] = *stats.cv;
+  return object;
+}
+
+/// `run_summary`: the run totals across runs; an empty object when there are no runs.
+json::object run_summary_object(const analysis_result& result) {
+  json::object object;
+  const std::optional<report_detail::run_summary> summary = report_detail::summarize_runs(result);
+  if (!summary) return object;
+  object["runs"] = result.runs.size();
+  object["wall_time_us"] = stats_object(summary->wall);
+  object["cpu_time_us"] = stats_object(summary->cpu);
+  if (summary->device) object["device_time_us"] = stats_object(*summary->device);
+  if (summary->device_busy) object["device_busy_us"] = stats_object(*summary->device_busy);
+  if (summary->device_span) object["device_span_us"] = stats_object(*summary->device_span);
   return object;
 }
 
@@ -206,6 +226,7 @@ std::string to_json(const analysis_result& result, const trace& source, const an
 
   // Additions beyond the reference module's report: new keys only.
   report["region_summary"] = region_summary_array(result);
+  report["run_summary"] = run_summary_object(result);
 
   std::string text;
   report_detail::append_json(text, report, 2);
