@@ -6,64 +6,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "regionprof/report.hpp"
 #include "report/json_text.hpp"
+#include "report/markdown_table.hpp"
 #include "report/report_common.hpp"
+#include "report/statistics.hpp"
 
 namespace regionprof {
 namespace {
 
+using report_detail::code;
+using report_detail::clean;
 using report_detail::region_summary;
+using report_detail::table;
 
 /// Key-average names (C++ kernel signatures run to kilobytes) are cut to this many characters.
 constexpr std::size_t max_name_chars = 80;
-
-/// Characters as a terminal shows them: UTF-8 continuation bytes do not count.
-std::size_t display_width(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-/// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
-/// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
-std::string clean(std::string_view raw, std::size_t limit = 0) {
-  std::string text = report_detail::repair_utf8(raw);
-  if (limit != 0 && display_width(text) > limit) {
-    std::size_t chars = 0;
-    std::size_t cut = 0;
-    while (cut < text.size()) {
-      if ((static_cast<unsigned char>(text[cut]) & 0xC0) != 0x80 && chars++ == limit - 3) break;
-      ++cut;
-    }
-    text.resize(cut);
-    text += "...";
-  }
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
-  }
-  return out;
-}
-
-/// A code span around `raw` (cleaned), fenced with more backticks than the longest run inside.
-std::string code(std::string_view raw, std::size_t limit = 0) {
-  const std::string text = clean(raw, limit);
-  if (text.empty()) return "\"\"";
-  std::size_t longest = 0;
-  std::size_t run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  const std::string fence(longest + 1, '`');
-  const bool pad = longest > 0;  // a span starting or ending with a backtick needs a space inside
-  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
-}
 
 std::string us(std::int64_t ns) {
   std::string text;
@@ -90,63 +53,6 @@ std::string percent(std::optional<std::int64_t> part, std::optional<std::int64_t
 
 std::string count(std::uint64_t value) { return std::to_string(value); }
 
-/// A table whose columns are padded to their widest cell; `right` columns are right-aligned. A `|`
-/// in a cell is escaped (GFM reads `\|` as `|` in a table cell, code spans included).
-class table {
- public:
-  struct column {
-    std::string title;
-    bool right = false;
-  };
-
-  explicit table(std::vector<column> columns) : columns_(std::move(columns)) {}
-
-  void add(std::vector<std::string> row) {
-    for (std::string& cell : row) {
-      for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
-    }
-    rows_.push_back(std::move(row));
-  }
-
-  void render(std::string& out) const {
-    std::vector<std::size_t> widths(columns_.size(), 3);
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      widths[c] = std::max(widths[c], display_width(columns_[c].title));
-      for (const auto& row : rows_) widths[c] = std::max(widths[c], display_width(row[c]));
-    }
-    std::vector<std::string> titles;
-    for (const column& col : columns_) titles.push_back(col.title);
-    line(out, titles, widths);
-    out += '|';
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      out += ' ';
-      out += std::string(widths[c] - (columns_[c].right ? 1 : 0), '-');
-      if (columns_[c].right) out += ':';
-      out += " |";
-    }
-    out += '\n';
-    for (const auto& row : rows_) line(out, row, widths);
-    out += '\n';
-  }
-
- private:
-  void line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const {
-    out += '|';
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      const std::string padding(widths[c] - display_width(cells[c]), ' ');
-      out += ' ';
-      if (columns_[c].right) out += padding;
-      out += cells[c];
-      if (!columns_[c].right) out += padding;
-      out += " |";
-    }
-    out += '\n';
-  }
-
-  std::vector<column> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
 void overview(std::string& out, const analysis_result& result, const trace& source, const analysis_options& options,
               const report_context& context) {
   out += "# regionprof report\n\n";
@@ -171,6 +77,67 @@ void overview(std::string& out, const analysis_result& result, const trace& sour
   }
   out += std::string("- Cross-thread attribution: ") + (options.cross_thread ? "on" : "off") + "\n";
   out += "- Warnings: " + std::to_string(result.warnings.size()) + "\n\n";
+}
+
+/// part / total as a percentage with 2 decimals, from doubles; "-" when the total is 0.
+std::string percent_of(double part, double total) {
+  if (total == 0.0) return "-";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, 100.0 * part / total, std::chars_format::fixed, 2);
+  return std::string(buffer, result.ptr) + " %";
+}
+
+std::string cv_percent(const std::optional<double>& cv) { return cv ? percent_of(*cv, 1.0) : "-"; }
+
+/// `## Summary`: per region (and the residual and run total) the median over runs, the share of the
+/// run (the region's time summed over runs over the run totals summed over runs) and the spread (MAD,
+/// cv). A run without the region counts as 0.
+void summary_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
+  out += "## Summary\n\n";
+  const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
+  if (!totals) {
+    out += "No runs.\n\n";
+    return;
+  }
+  const bool device = result.has_device_data && totals->device.has_value();
+  std::vector<table::column> columns{{"region", false},       {"runs", true},         {"median CPU (us)", true},
+                                     {"CPU share", true},     {"CPU MAD (us)", true}, {"CPU cv", true}};
+  if (device) {
+    columns.push_back({"median device (us)", true});
+    columns.push_back({"device share", true});
+    columns.push_back({"device MAD (us)", true});
+  }
+  table rows(std::move(columns));
+  const double runs = static_cast<double>(result.runs.size());
+  const double cpu_total = totals->cpu.mean * runs;
+  const double device_total = device ? totals->device->mean * runs : 0.0;
+  const auto add = [&](std::string name, std::string present, const report_detail::run_stats& cpu,
+                       const std::optional<report_detail::run_stats>& dev) {
+    std::vector<std::string> row{std::move(name), std::move(present), mean_us(cpu.median),
+                                 percent_of(cpu.mean * runs, cpu_total), mean_us(cpu.mad), cv_percent(cpu.cv)};
+    if (device) {
+      row.push_back(dev ? mean_us(dev->median) : "-");
+      row.push_back(dev ? percent_of(dev->mean * runs, device_total) : "-");
+      row.push_back(dev ? mean_us(dev->mad) : "-");
+    }
+    rows.add(std::move(row));
+  };
+  for (const region_summary& summary : summaries) {
+    add(code(result.regions[summary.region].id), std::to_string(summary.runs_present), summary.cpu, summary.device);
+  }
+  std::vector<double> residual_cpu, residual_device;
+  for (const run_result& run : result.runs) {
+    residual_cpu.push_back(static_cast<double>(run.residual_cpu_ns));
+    residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
+  }
+  const std::string all = std::to_string(result.runs.size());
+  add("(residual)", all, stats::summarize(residual_cpu),
+      device ? std::optional(stats::summarize(residual_device)) : std::nullopt);
+  add("(run total)", all, totals->cpu, totals->device);
+  rows.render(out);
+  out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +
+         " runs, a run without the region counting as 0; a share is the region's time summed over runs over "
+         "the run totals summed over runs.\n\n";
 }
 
 void runs_section(std::string& out, const analysis_result& result) {
@@ -219,8 +186,8 @@ void regions_section(std::string& out, const analysis_result& result, const std:
       const region_summary& summary = summaries[r];
       row.push_back(std::to_string(summary.runs_present));
       row.push_back(count(summary.calls_total));
-      row.push_back(mean_us(summary.cpu.mean_ns));
-      if (result.has_device_data) row.push_back(summary.device ? mean_us(summary.device->mean_ns) : "-");
+      row.push_back(mean_us(summary.cpu.mean));
+      if (result.has_device_data) row.push_back(summary.device ? mean_us(summary.device->mean) : "-");
     }
     regions.add(std::move(row));
   }
@@ -228,13 +195,26 @@ void regions_section(std::string& out, const analysis_result& result, const std:
   if (!summaries.empty()) out += "Means are over all runs; a run without the region counts as 0.\n\n";
 }
 
-void attribution_section(std::string& out, const analysis_result& result) {
+/// Runs that get a `### Run i` table: markdown.runs_detail when set, else every run when there are at
+/// most default_detailed_runs, else none.
+std::size_t detailed_runs(const analysis_result& result, const markdown_options& markdown) {
+  const std::size_t runs = result.runs.size();
+  if (markdown.runs_detail) return std::min(*markdown.runs_detail, runs);
+  return runs <= markdown_options::default_detailed_runs ? runs : 0;
+}
+
+void attribution_section(std::string& out, const analysis_result& result, const markdown_options& markdown) {
   out += "## Attribution per run\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
     return;
   }
-  for (const run_result& run : result.runs) {
+  const std::size_t detailed = detailed_runs(result, markdown);
+  if (detailed < result.runs.size()) {
+    out += "Per-run tables for " + std::to_string(detailed) + " of " + std::to_string(result.runs.size()) +
+           " runs (`--runs-detail N` shows the first N; the summary and the runs table cover all).\n\n";
+  }
+  for (const run_result& run : std::span(result.runs).first(detailed)) {
     out += "### Run " + std::to_string(run.run_index) + "\n\n";
     const bool device = result.has_device_data;
     const bool off_thread = std::any_of(run.regions.begin(), run.regions.end(),
@@ -312,13 +292,14 @@ void warnings_section(std::string& out, const analysis_result& result) {
 }  // namespace
 
 std::string to_markdown(const analysis_result& result, const trace& source, const analysis_options& options,
-                        const report_context& context) {
+                        const report_context& context, const markdown_options& markdown) {
   const std::vector<region_summary> summaries = report_detail::summarize_regions(result);  // checks indices
   std::string out;
   overview(out, result, source, options, context);
+  summary_section(out, result, summaries);
   runs_section(out, result);
   regions_section(out, result, summaries);
-  attribution_section(out, result);
+  attribution_section(out, result, markdown);
   out += "## Key averages\n\n";
   key_average_view_section(out, result.cpu_time_total, "By total CPU time");
   if (result.device_time_total) key_average_view_section(out, *result.device_time_total, "By total device time");

@@ -38,7 +38,9 @@ Profile::Profile(trace source, analysis_options options, report_context context)
 
 std::string Profile::json() const { return to_json(result_, source_, options_, context_); }
 
-std::string Profile::markdown() const { return to_markdown(result_, source_, options_, context_); }
+std::string Profile::markdown(const markdown_options& markdown) const {
+  return to_markdown(result_, source_, options_, context_, markdown);
+}
 
 std::string Profile::chrome_trace() const {
   std::ostringstream out;
@@ -47,7 +49,9 @@ std::string Profile::chrome_trace() const {
 }
 
 void Profile::write_json(const std::string& path) const { write_file(path, json()); }
-void Profile::write_markdown(const std::string& path) const { write_file(path, markdown()); }
+void Profile::write_markdown(const std::string& path, const markdown_options& markdown) const {
+  write_file(path, this->markdown(markdown));
+}
 // Streamed to the file: a large trace is never held as one string.
 void Profile::write_trace(const std::string& path) const {
   std::ofstream out = open_for_writing(path);
