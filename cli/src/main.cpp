@@ -1,5 +1,6 @@
 // `regionprof`: dispatches to a subcommand, parses its command line and maps errors to exit codes
-// (0 ok, 1 input error, 2 usage error; `run` passes the program's status through).
+// (0 ok, 1 input error, 2 usage error; `run` passes the program's status through, `diff` exits 3 past
+// its gate).
 #include <array>
 #include <exception>
 #include <iostream>
@@ -20,10 +21,12 @@ namespace regionprof::cli {
 namespace {
 
 /// Every subcommand, in the order `regionprof --help` lists them.
-constexpr std::array<command_entry, 2> all_commands{{
+constexpr std::array<command_entry, 4> all_commands{{
     {"analyze", "attribute a torch.profiler (Kineto) trace's CPU and device time to runs and regions",
      &make_analyze_command},
     {"run", "profile an unmodified program from outside (NVTX and CUDA injection)", &make_run_command},
+    {"diff", "compare two saved profiles region by region (medians, Mann-Whitney U, verdicts)", &make_diff_command},
+    {"report", "render a saved profile as Markdown, a terminal table or HTML", &make_report_command},
 }};
 
 const command_entry* find_command(std::string_view name) {
