@@ -91,7 +91,7 @@ std::string cv_percent(const std::optional<double>& cv) { return cv ? percent_of
 
 /// `## Summary`: per region (and the residual and run total) the median over runs, the share of the
 /// run (the region's time summed over runs over the run totals summed over runs) and the spread (MAD,
-/// cv). A run without the region counts as 0.
+/// cv), and the median off-thread CPU time when some region has one. A run without the region counts as 0.
 void summary_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
   out += "## Summary\n\n";
   const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
@@ -100,8 +100,11 @@ void summary_section(std::string& out, const analysis_result& result, const std:
     return;
   }
   const bool device = result.has_device_data && totals->device.has_value();
+  const bool off_thread = std::any_of(summaries.begin(), summaries.end(),
+                                      [](const region_summary& s) { return s.off_thread.has_value(); });
   std::vector<table::column> columns{{"region", false},       {"runs", true},         {"median CPU (us)", true},
                                      {"CPU share", true},     {"CPU MAD (us)", true}, {"CPU cv", true}};
+  if (off_thread) columns.push_back({"median off-thread CPU (us)", true});
   if (device) {
     columns.push_back({"median device (us)", true});
     columns.push_back({"device share", true});
@@ -112,9 +115,11 @@ void summary_section(std::string& out, const analysis_result& result, const std:
   const double cpu_total = totals->cpu.mean * runs;
   const double device_total = device ? totals->device->mean * runs : 0.0;
   const auto add = [&](std::string name, std::string present, const report_detail::run_stats& cpu,
-                       const std::optional<report_detail::run_stats>& dev) {
+                       const std::optional<report_detail::run_stats>& dev,
+                       const std::optional<report_detail::run_stats>& off) {
     std::vector<std::string> row{std::move(name), std::move(present), mean_us(cpu.median),
                                  percent_of(cpu.mean * runs, cpu_total), mean_us(cpu.mad), cv_percent(cpu.cv)};
+    if (off_thread) row.push_back(off ? mean_us(off->median) : "-");
     if (device) {
       row.push_back(dev ? mean_us(dev->median) : "-");
       row.push_back(dev ? percent_of(dev->mean * runs, device_total) : "-");
@@ -123,7 +128,8 @@ void summary_section(std::string& out, const analysis_result& result, const std:
     rows.add(std::move(row));
   };
   for (const region_summary& summary : summaries) {
-    add(code(result.regions[summary.region].id), std::to_string(summary.runs_present), summary.cpu, summary.device);
+    add(code(result.regions[summary.region].id), std::to_string(summary.runs_present), summary.cpu, summary.device,
+        summary.off_thread);
   }
   std::vector<double> residual_cpu, residual_device;
   for (const run_result& run : result.runs) {
@@ -132,8 +138,8 @@ void summary_section(std::string& out, const analysis_result& result, const std:
   }
   const std::string all = std::to_string(result.runs.size());
   add("(residual)", all, stats::summarize(residual_cpu),
-      device ? std::optional(stats::summarize(residual_device)) : std::nullopt);
-  add("(run total)", all, totals->cpu, totals->device);
+      device ? std::optional(stats::summarize(residual_device)) : std::nullopt, std::nullopt);
+  add("(run total)", all, totals->cpu, totals->device, std::nullopt);
   rows.render(out);
   out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +
          " runs, a run without the region counting as 0; a share is the region's time summed over runs over "
