@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "commands.hpp"
-#include "output_file.hpp"
+#include "number_option.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
 #include "report_options.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "number_option.hpp"
 #include "output_file.hpp"
 #include "regionprof/profile_diff.hpp"
 #include "regionprof/profile_reader.hpp"

@@ -48,7 +48,8 @@ void print_help(std::ostream& out) {
   }
   out << "\n"
          "Run 'regionprof <command> --help' (or 'regionprof help <command>') for a command's options.\n"
-         "Exit status: 0 success, 1 input error (names the file and what is wrong), 2 usage error.\n";
+         "Exit status: 0 success, 1 input error (names the file and what is wrong), 2 usage error;\n"
+         "diff: 3 when B is slower beyond --fail-if-slower.\n";
 }
 
 int run_command(const command_entry& entry, std::span<char* const> args) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "number_option.hpp"
 #include "output_file.hpp"
 #include "regionprof/profile_reader.hpp"
 #include "regionprof/saved_report.hpp"
