@@ -21,7 +21,7 @@ class analyze_command final : public command {
                "Markdown: detailed tables for the first N runs (default: every run\n"
                "when there are at most 5, else none; the summary covers all).",
                [this](std::string_view setting, std::string_view value) {
-                 markdown_.runs_detail = static_cast<std::size_t>(parse_number(setting, value, 0, 1e9, "a number of runs from 0"));
+                 markdown_.runs_detail = parse_whole_number(setting, value, 1'000'000'000);
                });
     line.operand("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
                  [this](std::string_view path) { trace_path_ = path; });

@@ -42,7 +42,7 @@ class report_command final : public command {
                "Markdown: detailed tables for the first N runs (default: every run\n"
                "when there are at most 5, else none).",
                [this](std::string_view setting, std::string_view value) {
-                 runs_detail_ = static_cast<std::size_t>(parse_number(setting, value, 0, 1e9, "a number of runs from 0"));
+                 runs_detail_ = parse_whole_number(setting, value, 1'000'000'000);
                })
         .value("-o", "OUT", "Write to OUT (default: standard output).",
                [this](std::string_view, std::string_view path) { output_path_ = path; });

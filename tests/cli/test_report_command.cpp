@@ -72,6 +72,9 @@ BOOST_AUTO_TEST_CASE(errors) {
   BOOST_TEST(format.exit_code == 2);
   BOOST_TEST(contains(format.err, "expected markdown, table or html"), format.err);
   BOOST_TEST(run_cli({"report"}).exit_code == 2);
+  const auto detail = run_cli({"report", "--runs-detail", "2.5", "p.json"});
+  BOOST_TEST(detail.exit_code == 2);
+  BOOST_TEST(contains(detail.err, "option --runs-detail: expected a whole number"), detail.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
