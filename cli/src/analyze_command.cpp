@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "commands.hpp"
+#include "number_option.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
 #include "report_options.hpp"
@@ -16,6 +17,12 @@ class analyze_command final : public command {
  public:
   void declare(command_line& line) override {
     declare_report_options(line, settings_);
+    line.value("--runs-detail", "N",
+               "Markdown: detailed tables for the first N runs (default: every run\n"
+               "when there are at most 5, else none; the summary covers all).",
+               [this](std::string_view setting, std::string_view value) {
+                 markdown_.runs_detail = parse_whole_number(setting, value, 1'000'000'000);
+               });
     line.operand("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
                  [this](std::string_view path) { trace_path_ = path; });
   }
@@ -56,12 +63,13 @@ Examples:
   int execute() override {
     trace imported = import_kineto_trace(trace_path_);
     const Profile profile(std::move(imported), settings_.analysis, report_context{});
-    write_reports(profile, settings_, std::cout);
+    write_reports(profile, settings_, std::cout, markdown_);
     return exit_ok;
   }
 
  private:
   report_settings settings_;
+  markdown_options markdown_;
   std::string trace_path_;
 };
 

@@ -100,9 +100,16 @@ bool command_line::apply_option(std::span<char* const> args, std::size_t& next) 
   return false;
 }
 
+command_line& command_line::operands(std::string_view name, std::string_view missing, std::size_t count,
+                                     std::function<void(std::string_view)> apply) {
+  operand(name, missing, std::move(apply));
+  operand_count_ = count;
+  return *this;
+}
+
 bool command_line::parse(std::span<char* const> args) const {
   bool only_operands = false;
-  bool have_operand = false;
+  std::size_t operands_seen = 0;
   std::string first_operand;
   for (std::size_t next = 0; next < args.size();) {
     const std::string_view arg = args[next];
@@ -120,15 +127,18 @@ bool command_line::parse(std::span<char* const> args) const {
       command_words_->assign(args.begin() + static_cast<std::ptrdiff_t>(next), args.end());
       return true;
     }
-    if (have_operand) {
+    if (operands_seen == operand_count_ && operand_count_ == 1) {
       throw usage_error("one " + operand_name_ + " only, got '" + first_operand + "' and '" + std::string(arg) + "'");
     }
-    have_operand = true;
-    first_operand = arg;
+    if (operands_seen == operand_count_) {
+      throw usage_error("expected " + std::to_string(operand_count_) + " operands (" + operand_name_ + "), got another: '" +
+                        std::string(arg) + "'");
+    }
+    if (operands_seen++ == 0) first_operand = arg;
     if (apply_operand_) apply_operand_(arg);
     ++next;
   }
-  if (!operand_name_.empty() && !have_operand) throw usage_error("missing " + missing_);
+  if (!operand_name_.empty() && operands_seen < operand_count_) throw usage_error("missing " + missing_);
   return true;
 }
 

@@ -46,5 +46,7 @@ struct command_entry {
 
 std::unique_ptr<command> make_analyze_command();  // analyze_command.cpp
 std::unique_ptr<command> make_run_command();      // run_command.cpp
+std::unique_ptr<command> make_diff_command();     // diff_command.cpp
+std::unique_ptr<command> make_report_command();   // report_command.cpp
 
 }  // namespace regionprof::cli

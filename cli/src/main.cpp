@@ -1,5 +1,6 @@
 // `regionprof`: dispatches to a subcommand, parses its command line and maps errors to exit codes
-// (0 ok, 1 input error, 2 usage error; `run` passes the program's status through).
+// (0 ok, 1 input error, 2 usage error; `run` passes the program's status through, `diff` exits 3 past
+// its gate).
 #include <array>
 #include <exception>
 #include <iostream>
@@ -20,10 +21,12 @@ namespace regionprof::cli {
 namespace {
 
 /// Every subcommand, in the order `regionprof --help` lists them.
-constexpr std::array<command_entry, 2> all_commands{{
+constexpr std::array<command_entry, 4> all_commands{{
     {"analyze", "attribute a torch.profiler (Kineto) trace's CPU and device time to runs and regions",
      &make_analyze_command},
     {"run", "profile an unmodified program from outside (NVTX and CUDA injection)", &make_run_command},
+    {"diff", "compare two saved profiles region by region (medians, Mann-Whitney U, verdicts)", &make_diff_command},
+    {"report", "render a saved profile as Markdown, a terminal table or HTML", &make_report_command},
 }};
 
 const command_entry* find_command(std::string_view name) {
@@ -45,7 +48,8 @@ void print_help(std::ostream& out) {
   }
   out << "\n"
          "Run 'regionprof <command> --help' (or 'regionprof help <command>') for a command's options.\n"
-         "Exit status: 0 success, 1 input error (names the file and what is wrong), 2 usage error.\n";
+         "Exit status: 0 success, 1 input error (names the file and what is wrong), 2 usage error;\n"
+         "diff: 3 when B is slower beyond --fail-if-slower.\n";
 }
 
 int run_command(const command_entry& entry, std::span<char* const> args) {

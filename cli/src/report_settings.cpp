@@ -53,12 +53,13 @@ void report_settings::set_warmup_runs(std::string_view setting, std::string_view
   analysis.skip_runs = parse_count(setting, text, 0, 1'000'000);
 }
 
-void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out) {
+void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out,
+                   const markdown_options& markdown) {
   if (settings.json_path) profile.write_json(*settings.json_path);
-  if (settings.markdown_path) profile.write_markdown(*settings.markdown_path);
+  if (settings.markdown_path) profile.write_markdown(*settings.markdown_path, markdown);
   if (settings.trace_path) profile.write_trace(*settings.trace_path);
   if (!settings.json_path) {
-    out << profile.markdown();
+    out << profile.markdown(markdown);
     out.flush();
     if (!out) throw std::runtime_error("cannot write the Markdown report to standard output");
   }

@@ -60,7 +60,8 @@ struct report_settings {
 
 /// Writes the outputs `settings` asks for: JSON to -o, Markdown to --markdown, the trace to --trace,
 /// and the Markdown to `out` when there is no -o. Throws std::runtime_error naming a file that
-/// cannot be written.
-void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out);
+/// cannot be written. `markdown` shapes both Markdown outputs (--runs-detail).
+void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out,
+                   const markdown_options& markdown = {});
 
 }  // namespace regionprof::cli

@@ -1,5 +1,6 @@
 // The JSON report (docs/report-schema.md, schema_version 1), parsed back and compared field by field.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <regex>
@@ -30,7 +31,8 @@ BOOST_AUTO_TEST_CASE(top_level_keys_in_schema_order) {
   const std::string text = to_json(device_result(), trace{}, analysis_options{}, fixed_context());
   const json::object report = parse(text).as_object();
   const std::vector<std::string> expected{"schema_version", "created_at", "tool",     "config",   "target", "input",
-                                          "runs",           "profiler",   "regions", "warnings", "region_summary"};
+                                          "runs",           "profiler",   "regions", "warnings", "region_summary",
+                                          "run_summary"};
   BOOST_TEST(keys(report) == expected, boost::test_tools::per_element());
   BOOST_TEST(report.at("schema_version").as_int64() == 1);
   BOOST_TEST(str(report.at("tool").at("name")) == "regionprof");
@@ -291,9 +293,16 @@ BOOST_AUTO_TEST_CASE(region_summary_across_runs) {
   BOOST_TEST(str(encoder.at("region_id")) == "aot_module:encoder");
   BOOST_TEST(encoder.at("runs_present").as_int64() == 2);
   BOOST_TEST(encoder.at("calls_total").as_int64() == 3);
-  BOOST_TEST(keys(encoder.at("cpu_time_us").as_object()) == (std::vector<std::string>{"mean", "min", "max"}),
+  BOOST_TEST(keys(encoder.at("cpu_time_us").as_object()) ==
+                 (std::vector<std::string>{"mean", "min", "max", "median", "stddev", "mad", "cv"}),
              boost::test_tools::per_element());
   BOOST_TEST(num(encoder.at("cpu_time_us").at("mean")) == 300.0);
+  // {600, 0} us: median 300, sample stddev sqrt((300^2 + 300^2) / 1) = 300 sqrt(2), mad median(300, 300) = 300,
+  // cv = 300 sqrt(2) / 300 = sqrt(2).
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("median")) == 300.0);
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("stddev")) == 300.0 * std::sqrt(2.0), boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("mad")) == 300.0);
+  BOOST_TEST(num(encoder.at("cpu_time_us").at("cv")) == std::sqrt(2.0), boost::test_tools::tolerance(1e-12));
   BOOST_TEST(num(encoder.at("cpu_time_us").at("min")) == 0.0);
   BOOST_TEST(num(encoder.at("cpu_time_us").at("max")) == 600.0);
   BOOST_TEST(num(encoder.at("device_time_us").at("mean")) == 125.0);
@@ -306,6 +315,31 @@ BOOST_AUTO_TEST_CASE(region_summary_across_runs) {
   BOOST_TEST(num(head.at("off_thread_cpu_time_us").at("max")) == 12.345);
 
   BOOST_TEST(!report_of(cpu_only_result()).at("region_summary").at(0).as_object().contains("device_time_us"));
+}
+
+BOOST_AUTO_TEST_CASE(run_summary_over_run_totals) {
+  const json::object summary = report_of(device_result()).at("run_summary").as_object();
+  BOOST_TEST(keys(summary) == (std::vector<std::string>{"runs", "wall_time_us", "cpu_time_us", "device_time_us",
+                                                        "device_busy_us", "device_span_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(summary.at("runs").as_int64() == 2);
+  // wall {1500, 1} us: median = mean = 750.5, min 1, max 1500, mad 749.5, stddev |1500 - 1| / sqrt(2).
+  const json::object& wall = summary.at("wall_time_us").as_object();
+  BOOST_TEST(num(wall.at("median")) == 750.5);
+  BOOST_TEST(num(wall.at("mean")) == 750.5);
+  BOOST_TEST(num(wall.at("min")) == 1.0);
+  BOOST_TEST(num(wall.at("max")) == 1500.0);
+  BOOST_TEST(num(wall.at("mad")) == 749.5);
+  BOOST_TEST(num(wall.at("stddev")) == 1499.0 / std::sqrt(2.0), boost::test_tools::tolerance(1e-12));
+  // device {400, 0} us.
+  BOOST_TEST(num(summary.at("device_time_us").at("median")) == 200.0);
+  // CPU-only: no device keys; a zero mean leaves cv out.
+  const json::object cpu_only = report_of(cpu_only_result()).at("run_summary").as_object();
+  BOOST_TEST(keys(cpu_only) == (std::vector<std::string>{"runs", "wall_time_us", "cpu_time_us"}),
+             boost::test_tools::per_element());
+  analysis_result zero = cpu_only_result();
+  zero.runs[0].cpu_time_ns = 0;
+  BOOST_TEST(!report_of(zero).at("run_summary").at("cpu_time_us").as_object().contains("cv"));
 }
 
 BOOST_AUTO_TEST_CASE(odd_strings_stay_valid_json) {
@@ -337,6 +371,7 @@ BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {
   BOOST_TEST(report.at("runs").as_array().empty());
   BOOST_TEST(report.at("regions").as_array().empty());
   BOOST_TEST(report.at("region_summary").as_array().empty());
+  BOOST_TEST(report.at("run_summary").as_object().empty());
   BOOST_TEST(report.at("config").at("measured_runs").as_int64() == 0);
   BOOST_TEST(report.at("profiler").at("key_averages").at("cpu_time_total").at("events").as_array().empty());
   const std::string markdown = to_markdown(empty, trace{}, analysis_options{}, fixed_context());

@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_SUITE(markdown_report)
 BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
   const std::string text = to_markdown(device_result(), trace{}, analysis_options{}, fixed_context());
   BOOST_TEST_MESSAGE(text);
-  for (const char* heading : {"# regionprof report\n", "\n## Runs\n", "\n## Regions\n", "\n## Attribution per run\n",
+  for (const char* heading : {"# regionprof report\n", "\n## Summary\n", "\n## Runs\n", "\n## Regions\n", "\n## Attribution per run\n",
                               "\n### Run 0\n", "\n### Run 1\n", "\n## Key averages\n", "\n### By total CPU time",
                               "\n### By total device time", "\n## Warnings\n"}) {
     BOOST_TEST_INFO("heading " << heading);
@@ -60,21 +60,34 @@ BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
   BOOST_TEST(text.find("- Warnings: 2\n") != std::string::npos);
   BOOST_TEST(text.find("- Runs: 2 analysed (2 measured, 3 warm-up; inference function: yes)\n") != std::string::npos);
 
-  // One residual row per run, with its CPU and device time and shares.
-  const auto residuals = rows_starting_with(text, "(residual)");
-  BOOST_TEST_REQUIRE(residuals.size() == 2u);
+  // The summary comes first, then the runs table, then the per-run detail.
+  BOOST_TEST(text.find("\n## Summary\n") < text.find("\n## Runs\n"));
+  BOOST_TEST(text.find("\n## Runs\n") < text.find("\n## Attribution per run\n"));
+
+  // One residual row per run (after the summary's), with its CPU and device time and shares.
+  auto residuals = rows_starting_with(text, "(residual)");
+  BOOST_TEST_REQUIRE(residuals.size() == 3u);
+  residuals.erase(residuals.begin());
   BOOST_TEST(residuals[0] == (std::vector<std::string>{"(residual)", "-", "600.000", "48.60 %", "-", "100.000", "25.00 %"}),
              boost::test_tools::per_element());
   BOOST_TEST(residuals[1] == (std::vector<std::string>{"(residual)", "-", "0.000", "-", "0.000", "-"}),
              boost::test_tools::per_element());
-  const auto totals = rows_starting_with(text, "(run total)");
-  BOOST_TEST_REQUIRE(totals.size() == 2u);
+  auto totals = rows_starting_with(text, "(run total)");
+  BOOST_TEST_REQUIRE(totals.size() == 3u);
+  totals.erase(totals.begin());
   BOOST_TEST(totals[0][2] == "1234.567");
   BOOST_TEST(totals[0][3] == "100.00 %");
 
   // Region rows of run 0: encoder 600 000 / 1 234 567 = 48.60 %, head 34 567 / 1 234 567 = 2.80 %.
-  const auto encoder = rows_starting_with(text, "`aot_module:encoder`");
-  BOOST_TEST_REQUIRE(encoder.size() == 4u);  // regions table, run 0, run 1, key averages
+  auto encoder = rows_starting_with(text, "`aot_module:encoder`");
+  BOOST_TEST_REQUIRE(encoder.size() == 5u);  // summary, regions table, run 0, run 1, key averages
+  // Summary: CPU {600, 0} us: median 300, share 600 000 / 1 234 567 = 48.60 %, MAD 300, cv 300 sqrt 2 / 300
+  // = 141.42 %; device {250, 0}: median 125, share 250 000 / 400 000 = 62.50 %, MAD 125.
+  // (head has off-thread time, so the summary has that column; encoder has none: "-".)
+  BOOST_TEST(encoder[0] == (std::vector<std::string>{"`aot_module:encoder`", "2", "300.000", "48.60 %", "300.000",
+                                                     "141.42 %", "-", "125.000", "62.50 %", "125.000"}),
+             boost::test_tools::per_element());
+  encoder.erase(encoder.begin());
   BOOST_TEST(encoder[1] == (std::vector<std::string>{"`aot_module:encoder`", "2", "600.000", "48.60 %", "-", "250.000",
                                                      "62.50 %"}),
              boost::test_tools::per_element());
@@ -82,8 +95,8 @@ BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
                                                      "125.000"}),
              boost::test_tools::per_element());
   const auto head = rows_starting_with(text, "`untuned_module:head`");
-  BOOST_TEST_REQUIRE(head.size() == 2u);
-  BOOST_TEST(head[1] == (std::vector<std::string>{"`untuned_module:head`", "1", "34.567", "2.80 %", "12.345", "50.000",
+  BOOST_TEST_REQUIRE(head.size() == 3u);
+  BOOST_TEST(head[2] == (std::vector<std::string>{"`untuned_module:head`", "1", "34.567", "2.80 %", "12.345", "50.000",
                                                   "12.50 %"}),
              boost::test_tools::per_element());
 
@@ -108,8 +121,11 @@ BOOST_AUTO_TEST_CASE(cpu_only_report_leaves_device_columns_out) {
   BOOST_TEST(text.find("By total device time") == std::string::npos);
   BOOST_TEST(text.find("- Activities: CPU (no device data") != std::string::npos);
   const auto residual = rows_starting_with(text, "(residual)");
-  BOOST_TEST_REQUIRE(residual.size() == 1u);
-  BOOST_TEST(residual[0] == (std::vector<std::string>{"(residual)", "-", "0.300", "30.00 %"}),
+  BOOST_TEST_REQUIRE(residual.size() == 2u);  // the summary's, then the run's
+  // Summary: one run, residual 300 ns: median 0.300, share 30.00 %, MAD 0, cv 0 (one run: stddev 0).
+  BOOST_TEST(residual[0] == (std::vector<std::string>{"(residual)", "1", "0.300", "30.00 %", "0.000", "0.00 %"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(residual[1] == (std::vector<std::string>{"(residual)", "-", "0.300", "30.00 %"}),
              boost::test_tools::per_element());
   BOOST_TEST(text.find("## Warnings\n\nNone.\n") != std::string::npos);
 }
@@ -161,6 +177,34 @@ BOOST_AUTO_TEST_CASE(a_pipe_is_escaped_in_table_cells_only) {
   BOOST_TEST(text.find("`untuned_module:a\\|b`") != std::string::npos);
   BOOST_TEST(text.find("a|b") == std::string::npos);
   BOOST_TEST(text.find("- Run marker: `\\[step\\|\\d+\\]` (regex, any domain)\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(runs_detail_limits_the_per_run_tables) {
+  // Six runs of the CPU-only fixture: above the default of 5, only the summary and the runs table.
+  analysis_result result = cpu_only_result();
+  const run_result run = result.runs[0];
+  result.runs.clear();
+  for (std::size_t i = 0; i < 6; ++i) {
+    result.runs.push_back(run);
+    result.runs.back().run_index = i;
+  }
+  const report_context context = fixed_context();
+  markdown_options markdown;
+  const std::string text = to_markdown(result, trace{}, analysis_options{}, context, markdown);
+  BOOST_TEST(text.find("### Run 0") == std::string::npos);
+  BOOST_TEST(text.find("Per-run tables for 0 of 6 runs") != std::string::npos);
+  BOOST_TEST(text.find("\n## Summary\n") != std::string::npos);
+  BOOST_TEST(rows_starting_with(text, "5").size() == 1u);  // the runs table still lists every run
+  markdown.runs_detail = 2;
+  const std::string two = to_markdown(result, trace{}, analysis_options{}, context, markdown);
+  BOOST_TEST(two.find("### Run 1\n") != std::string::npos);
+  BOOST_TEST(two.find("### Run 2\n") == std::string::npos);
+  BOOST_TEST(two.find("Per-run tables for 2 of 6 runs") != std::string::npos);
+  markdown.runs_detail = 100;
+  BOOST_TEST(to_markdown(result, trace{}, analysis_options{}, context, markdown).find("### Run 5\n") != std::string::npos);
+  // Up to 5 runs, all of them by default.
+  result.runs.resize(5);
+  BOOST_TEST(to_markdown(result, trace{}, analysis_options{}, fixed_context()).find("### Run 4\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -27,12 +27,12 @@ class Profile {
   const analysis_result& result() const noexcept { return result_; }
 
   std::string json() const;
-  std::string markdown() const;
+  std::string markdown(const markdown_options& markdown = {}) const;
   std::string chrome_trace() const;
 
   /// Write the report to `path`; throw std::runtime_error naming the path when it cannot be written.
   void write_json(const std::string& path) const;
-  void write_markdown(const std::string& path) const;
+  void write_markdown(const std::string& path, const markdown_options& markdown = {}) const;
   void write_trace(const std::string& path) const;
 
  private:

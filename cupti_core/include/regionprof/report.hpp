@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ struct report_context {
   report_input input;      ///< report `input`
 };
 
+/// Settings of the Markdown view only.
+struct markdown_options {
+  /// How many runs (the first ones) get a detailed `### Run i` table. nullopt: every run when there are
+  /// at most default_detailed_runs, else none (the summary and the runs table always cover all).
+  std::optional<std::size_t> runs_detail;
+  static constexpr std::size_t default_detailed_runs = 5;
+};
+
 /// The JSON report, key for key as docs/report-schema.md specifies. Times in microseconds (ns / 1000), written as
 /// decimals (1234567 ns -> `1234.567`); fractions omitted when the run's total is 0; device fields
 /// omitted (not null, not 0) when the analysis has none. One addition beyond the reference, at the end:
@@ -40,14 +49,39 @@ struct report_context {
 std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
                     const report_context& context);
 
-/// A Markdown view: overview, runs, regions, per-run attribution with a residual row, key averages,
-/// warnings. Tables are padded to their column widths; times in us with 3 decimals, shares in % with 2.
+/// A Markdown view that reads top-down: overview; summary (per region the median CPU and device time
+/// over runs, share of the run, MAD and cv); runs; regions; per-run attribution with a residual row
+/// (limited by markdown_options::runs_detail); key averages; warnings. Tables are padded to their
+/// column widths; times in us with 3 decimals, shares in % with 2.
 ///
 /// ```
-/// std::cout << regionprof::to_markdown(result, trace, options, regionprof::report_context{});
+/// std::cout << regionprof::to_markdown(result, trace, options, regionprof::report_context{},
+///                                      regionprof::markdown_options{.runs_detail = 3});
 /// ```
 std::string to_markdown(const analysis_result& result, const trace& source,
-                        const analysis_options& options, const report_context& context);
+                        const analysis_options& options, const report_context& context,
+                        const markdown_options& markdown = {});
+
+/// One self-contained HTML page (inline CSS, SVG and script; nothing is fetched): the summary, a stacked
+/// bar per run (its regions and the residual, CPU and, with device data, device), each region's time
+/// across runs (a dot per run, the median as a tick), the key-average tables and the warnings. Its script
+/// sets `#rp-status` to `regionprof-render-ok` when it ran without an error.
+///
+/// ```
+/// std::ofstream("report.html") << regionprof::to_html(result, trace, options, regionprof::report_context{});
+/// ```
+std::string to_html(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context);
+
+/// A terminal view: per region (and the residual) the median CPU and device time over runs, the share of
+/// the run, and a bar of that share, in aligned columns `width` characters wide. `colour`: ANSI colours
+/// (the caller decides: a TTY and no NO_COLOR).
+///
+/// ```
+/// std::cout << regionprof::to_terminal_table(result, trace, isatty(1) && !std::getenv("NO_COLOR"));
+/// ```
+std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour,
+                              std::size_t width = 100);
 
 /// Writes `source` as a Chrome trace (JSON object with `traceEvents`) in torch.profiler's conventions,
 /// loadable by Perfetto and chrome://tracing, and read back exactly by the Kineto importer.

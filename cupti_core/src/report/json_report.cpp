@@ -138,11 +138,31 @@ json::object profiler_object(const analysis_result& result) {
   return profiler;
 }
 
+/// `{mean, min, max, median, stddev, mad[, cv]}` in us from statistics in ns (cv is unitless, absent
+/// when the mean is 0).
 json::object stats_object(const run_stats& stats) {
   json::object object;
-  object["mean"] = stats.mean_ns / 1000.0;
-  object["min"] = us(stats.min_ns);
-  object["max"] = us(stats.max_ns);
+  object["mean"] = stats.mean / 1000.0;
+  object["min"] = stats.min / 1000.0;
+  object["max"] = stats.max / 1000.0;
+  object["median"] = stats.median / 1000.0;
+  object["stddev"] = stats.stddev / 1000.0;
+  object["mad"] = stats.mad / 1000.0;
+  if (stats.cv) object["cv"] = *stats.cv;
+  return object;
+}
+
+/// `run_summary`: the run totals across runs; an empty object when there are no runs.
+json::object run_summary_object(const analysis_result& result) {
+  json::object object;
+  const std::optional<report_detail::run_summary> summary = report_detail::summarize_runs(result);
+  if (!summary) return object;
+  object["runs"] = result.runs.size();
+  object["wall_time_us"] = stats_object(summary->wall);
+  object["cpu_time_us"] = stats_object(summary->cpu);
+  if (summary->device) object["device_time_us"] = stats_object(*summary->device);
+  if (summary->device_busy) object["device_busy_us"] = stats_object(*summary->device_busy);
+  if (summary->device_span) object["device_span_us"] = stats_object(*summary->device_span);
   return object;
 }
 
@@ -212,6 +232,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.begin_array("region_summary");
   for (const region_summary& summary : summarize_regions(result)) report.element(region_summary_object(result, summary));
   report.end_array();
+  report.member("run_summary", run_summary_object(result));
   report.finish();
 }
 

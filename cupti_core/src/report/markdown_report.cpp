@@ -7,73 +7,30 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "regionprof/report.hpp"
-#include "report/json_text.hpp"
 #include "report/markdown_report.hpp"
+#include "report/json_text.hpp"
+#include "report/markdown_table.hpp"
 #include "report/report_common.hpp"
+#include "report/statistics.hpp"
 
 namespace regionprof {
 namespace {
 
+using report_detail::code;
+using report_detail::clean;
 using report_detail::region_summary;
+using report_detail::table;
 
 /// Key-average names (C++ kernel signatures run to kilobytes) are cut to this many characters.
 constexpr std::size_t max_name_chars = 80;
-/// Region ids are cut to this many characters: every cell of a column is padded to the widest one,
-/// so one huge id (a rule's capture of a 30 MB name) would otherwise be copied into every row of
-/// every table. The JSON report keeps ids whole.
+/// Region ids are cut too (the JSON report keeps them whole): one 30 MB name would pad every row.
 constexpr std::size_t max_region_id_chars = 256;
-
-/// Characters as a terminal shows them: UTF-8 continuation bytes do not count.
-std::size_t display_width(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-/// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
-/// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
-std::string clean(std::string_view raw, std::size_t limit = 0) {
-  // A character (or a replaced invalid subpart) takes at most 4 bytes, so 4 * limit + 4 bytes hold
-  // more than `limit` of them: a longer text comes out the same from that much of it, and a 30 MB
-  // name costs no 30 MB copy.
-  if (limit != 0 && raw.size() > 4 * limit + 4) raw = raw.substr(0, 4 * limit + 4);
-  std::string text = report_detail::repair_utf8(raw);
-  if (limit != 0 && display_width(text) > limit) {
-    std::size_t chars = 0;
-    std::size_t cut = 0;
-    while (cut < text.size()) {
-      if ((static_cast<unsigned char>(text[cut]) & 0xC0) != 0x80 && chars++ == limit - 3) break;
-      ++cut;
-    }
-    text.resize(cut);
-    text += "...";
-  }
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
-  }
-  return out;
-}
-
-/// A code span around `raw` (cleaned), fenced with more backticks than the longest run inside.
-std::string code(std::string_view raw, std::size_t limit = 0) {
-  const std::string text = clean(raw, limit);
-  if (text.empty()) return "\"\"";
-  std::size_t longest = 0;
-  std::size_t run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  const std::string fence(longest + 1, '`');
-  const bool pad = longest > 0;  // a span starting or ending with a backtick needs a space inside
-  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
-}
 
 std::string us(std::int64_t ns) {
   std::string text;
@@ -99,92 +56,6 @@ std::string percent(std::optional<std::int64_t> part, std::optional<std::int64_t
 }
 
 std::string count(std::uint64_t value) { return std::to_string(value); }
-
-/// Where the report goes: `text`, handed to `stream` in pieces of about 1 MiB when there is one.
-struct markdown_sink {
-  static constexpr std::size_t flush_bytes = std::size_t{1} << 20;
-  std::string& text;
-  std::ostream* stream = nullptr;
-
-  void maybe_flush() {
-    if (stream != nullptr && text.size() >= flush_bytes) flush();
-  }
-  void flush() {
-    if (stream == nullptr) return;
-    stream->write(text.data(), static_cast<std::streamsize>(text.size()));
-    text.clear();
-  }
-};
-
-/// A table whose columns are padded to their widest cell; `right` columns are right-aligned. A `|`
-/// in a cell is escaped (GFM reads `\|` as `|` in a table cell, code spans included).
-class table {
- public:
-  struct column {
-    std::string title;
-    bool right = false;
-  };
-
-  explicit table(std::vector<column> columns) : columns_(std::move(columns)) {}
-
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-
-  void render(markdown_sink& out) const {
-    render_generated(out, rows_.size(), [this](std::size_t i) { return rows_[i]; });
-  }
-
-  /// Renders `count` rows made by `row(i)` without holding them: one pass for the column widths, one
-  /// to write (a million runs are a million rows).
-  template <typename make_row>
-  void render_generated(markdown_sink& out, std::size_t count, const make_row& row) const {
-    std::vector<std::size_t> widths(columns_.size(), 3);
-    for (std::size_t c = 0; c < columns_.size(); ++c) widths[c] = std::max(widths[c], display_width(columns_[c].title));
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::vector<std::string> cells = escaped(row(i));
-      for (std::size_t c = 0; c < columns_.size(); ++c) widths[c] = std::max(widths[c], display_width(cells[c]));
-    }
-    std::vector<std::string> titles;
-    for (const column& col : columns_) titles.push_back(col.title);
-    line(out.text, titles, widths);
-    out.text += '|';
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      out.text += ' ';
-      out.text += std::string(widths[c] - (columns_[c].right ? 1 : 0), '-');
-      if (columns_[c].right) out.text += ':';
-      out.text += " |";
-    }
-    out.text += '\n';
-    for (std::size_t i = 0; i < count; ++i) {
-      line(out.text, escaped(row(i)), widths);
-      out.maybe_flush();
-    }
-    out.text += '\n';
-  }
-
- private:
-  static std::vector<std::string> escaped(std::vector<std::string> row) {
-    for (std::string& cell : row) {
-      for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
-    }
-    return row;
-  }
-
-  void line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const {
-    out += '|';
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      const std::string padding(widths[c] - display_width(cells[c]), ' ');
-      out += ' ';
-      if (columns_[c].right) out += padding;
-      out += cells[c];
-      if (!columns_[c].right) out += padding;
-      out += " |";
-    }
-    out += '\n';
-  }
-
-  std::vector<column> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 void overview(std::string& out, const analysis_result& result, const trace& source, const analysis_options& options,
               const report_context& context) {
@@ -212,8 +83,74 @@ void overview(std::string& out, const analysis_result& result, const trace& sour
   out += "- Warnings: " + std::to_string(result.warnings.size()) + "\n\n";
 }
 
-void runs_section(markdown_sink& sink, const analysis_result& result) {
-  std::string& out = sink.text;
+/// part / total as a percentage with 2 decimals, from doubles; "-" when the total is 0.
+std::string percent_of(double part, double total) {
+  if (total == 0.0) return "-";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, 100.0 * part / total, std::chars_format::fixed, 2);
+  return std::string(buffer, result.ptr) + " %";
+}
+
+std::string cv_percent(const std::optional<double>& cv) { return cv ? percent_of(*cv, 1.0) : "-"; }
+
+/// `## Summary`: per region (and the residual and run total) the median over runs, the share of the
+/// run (the region's time summed over runs over the run totals summed over runs) and the spread (MAD,
+/// cv), and the median off-thread CPU time when some region has one. A run without the region counts as 0.
+void summary_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
+  out += "## Summary\n\n";
+  const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
+  if (!totals) {
+    out += "No runs.\n\n";
+    return;
+  }
+  const bool device = result.has_device_data && totals->device.has_value();
+  const bool off_thread = std::any_of(summaries.begin(), summaries.end(),
+                                      [](const region_summary& s) { return s.off_thread.has_value(); });
+  std::vector<table::column> columns{{"region", false},       {"runs", true},         {"median CPU (us)", true},
+                                     {"CPU share", true},     {"CPU MAD (us)", true}, {"CPU cv", true}};
+  if (off_thread) columns.push_back({"median off-thread CPU (us)", true});
+  if (device) {
+    columns.push_back({"median device (us)", true});
+    columns.push_back({"device share", true});
+    columns.push_back({"device MAD (us)", true});
+  }
+  table rows(std::move(columns));
+  const double runs = static_cast<double>(result.runs.size());
+  const double cpu_total = totals->cpu.mean * runs;
+  const double device_total = device ? totals->device->mean * runs : 0.0;
+  const auto add = [&](std::string name, std::string present, const report_detail::run_stats& cpu,
+                       const std::optional<report_detail::run_stats>& dev,
+                       const std::optional<report_detail::run_stats>& off) {
+    std::vector<std::string> row{std::move(name), std::move(present), mean_us(cpu.median),
+                                 percent_of(cpu.mean * runs, cpu_total), mean_us(cpu.mad), cv_percent(cpu.cv)};
+    if (off_thread) row.push_back(off ? mean_us(off->median) : "-");
+    if (device) {
+      row.push_back(dev ? mean_us(dev->median) : "-");
+      row.push_back(dev ? percent_of(dev->mean * runs, device_total) : "-");
+      row.push_back(dev ? mean_us(dev->mad) : "-");
+    }
+    rows.add(std::move(row));
+  };
+  for (const region_summary& summary : summaries) {
+    add(code(result.regions[summary.region].id, max_region_id_chars), std::to_string(summary.runs_present), summary.cpu, summary.device,
+        summary.off_thread);
+  }
+  std::vector<double> residual_cpu, residual_device;
+  for (const run_result& run : result.runs) {
+    residual_cpu.push_back(static_cast<double>(run.residual_cpu_ns));
+    residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
+  }
+  const std::string all = std::to_string(result.runs.size());
+  add("(residual)", all, stats::summarize(residual_cpu),
+      device ? std::optional(stats::summarize(residual_device)) : std::nullopt, std::nullopt);
+  add("(run total)", all, totals->cpu, totals->device, std::nullopt);
+  rows.render(out);
+  out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +
+         " runs, a run without the region counting as 0; a share is the region's time summed over runs over "
+         "the run totals summed over runs.\n\n";
+}
+
+void runs_section(std::string& out, const analysis_result& result) {
   out += "## Runs\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
@@ -225,21 +162,20 @@ void runs_section(markdown_sink& sink, const analysis_result& result) {
     columns.push_back({"device busy (us)", true});
     columns.push_back({"device span (us)", true});
   }
-  const table runs(std::move(columns));
-  runs.render_generated(sink, result.runs.size(), [&result](std::size_t i) {
-    const run_result& run = result.runs[i];
+  table runs(std::move(columns));
+  for (const run_result& run : result.runs) {
     std::vector<std::string> row{std::to_string(run.run_index), us(run.wall_time_ns), us(run.cpu_time_ns)};
     if (result.has_device_data) {
       row.push_back(us(run.device_time_ns));
       row.push_back(us(run.device_busy_ns));
       row.push_back(us(run.device_span_ns));
     }
-    return row;
-  });
+    runs.add(std::move(row));
+  }
+  runs.render(out);
 }
 
-void regions_section(markdown_sink& sink, const analysis_result& result, const std::vector<region_summary>& summaries) {
-  std::string& out = sink.text;
+void regions_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
   out += "## Regions\n\n";
   if (result.regions.empty()) {
     out += "No region owned time in any run.\n\n";
@@ -252,31 +188,43 @@ void regions_section(markdown_sink& sink, const analysis_result& result, const s
     columns.push_back({"mean CPU (us)", true});
     if (result.has_device_data) columns.push_back({"mean device (us)", true});
   }
-  const table regions(std::move(columns));
-  regions.render_generated(sink, result.regions.size(), [&](std::size_t r) {
+  table regions(std::move(columns));
+  for (std::size_t r = 0; r < result.regions.size(); ++r) {
     const region_info& region = result.regions[r];
-    std::vector<std::string> row{code(region.id, max_region_id_chars), clean(region.kind, max_region_id_chars),
-                                 clean(region.module_type, max_region_id_chars)};
+    std::vector<std::string> row{code(region.id, max_region_id_chars), clean(region.kind), clean(region.module_type)};
     if (!summaries.empty()) {
       const region_summary& summary = summaries[r];
       row.push_back(std::to_string(summary.runs_present));
       row.push_back(count(summary.calls_total));
-      row.push_back(mean_us(summary.cpu.mean_ns));
-      if (result.has_device_data) row.push_back(summary.device ? mean_us(summary.device->mean_ns) : "-");
+      row.push_back(mean_us(summary.cpu.mean));
+      if (result.has_device_data) row.push_back(summary.device ? mean_us(summary.device->mean) : "-");
     }
-    return row;
-  });
+    regions.add(std::move(row));
+  }
+  regions.render(out);
   if (!summaries.empty()) out += "Means are over all runs; a run without the region counts as 0.\n\n";
 }
 
-void attribution_section(markdown_sink& sink, const analysis_result& result) {
-  std::string& out = sink.text;
+/// Runs that get a `### Run i` table: markdown.runs_detail when set, else every run when there are at
+/// most default_detailed_runs, else none.
+std::size_t detailed_runs(const analysis_result& result, const markdown_options& markdown) {
+  const std::size_t runs = result.runs.size();
+  if (markdown.runs_detail) return std::min(*markdown.runs_detail, runs);
+  return runs <= markdown_options::default_detailed_runs ? runs : 0;
+}
+
+void attribution_section(std::string& out, const analysis_result& result, const markdown_options& markdown) {
   out += "## Attribution per run\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
     return;
   }
-  for (const run_result& run : result.runs) {
+  const std::size_t detailed = detailed_runs(result, markdown);
+  if (detailed < result.runs.size()) {
+    out += "Per-run tables for " + std::to_string(detailed) + " of " + std::to_string(result.runs.size()) +
+           " runs (`--runs-detail N` shows the first N; the summary and the runs table cover all).\n\n";
+  }
+  for (const run_result& run : std::span(result.runs).first(detailed)) {
     out += "### Run " + std::to_string(run.run_index) + "\n\n";
     const bool device = result.has_device_data;
     const bool off_thread = std::any_of(run.regions.begin(), run.regions.end(),
@@ -304,13 +252,11 @@ void attribution_section(markdown_sink& sink, const analysis_result& result) {
     }
     add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns);
     add("(run total)", "-", run.cpu_time_ns, "-", run.device_time_ns);
-    attribution.render(sink);
-    sink.maybe_flush();
+    attribution.render(out);
   }
 }
 
-void key_average_view_section(markdown_sink& sink, const key_average_view& view, std::string_view title) {
-  std::string& out = sink.text;
+void key_average_view_section(std::string& out, const key_average_view& view, std::string_view title) {
   out += "### " + std::string(title) + " (sorted by " + code(view.sort_by) + ", row limit " +
          std::to_string(view.row_limit) + ")\n\n";
   if (view.rows.empty()) {
@@ -337,7 +283,7 @@ void key_average_view_section(markdown_sink& sink, const key_average_view& view,
     }
     rows.add(std::move(cells));
   }
-  rows.render(sink);
+  rows.render(out);
 }
 
 void warnings_section(std::string& out, const analysis_result& result) {
@@ -358,26 +304,35 @@ void warnings_section(std::string& out, const analysis_result& result) {
 namespace report_detail {
 
 void write_markdown_report(std::string& out, std::ostream* stream, const analysis_result& result, const trace& source,
-                           const analysis_options& options, const report_context& context) {
+                           const analysis_options& options, const report_context& context,
+                           const markdown_options& markdown) {
   const std::vector<region_summary> summaries = summarize_regions(result);  // checks indices
-  markdown_sink sink{out, stream};
+  const auto flush = [&] {
+    if (stream == nullptr) return;
+    stream->write(out.data(), static_cast<std::streamsize>(out.size()));
+    out.clear();
+  };
   overview(out, result, source, options, context);
-  runs_section(sink, result);
-  regions_section(sink, result, summaries);
-  attribution_section(sink, result);
+  summary_section(out, result, summaries);
+  flush();
+  runs_section(out, result);
+  flush();
+  regions_section(out, result, summaries);
+  attribution_section(out, result, markdown);
+  flush();
   out += "## Key averages\n\n";
-  key_average_view_section(sink, result.cpu_time_total, "By total CPU time");
-  if (result.device_time_total) key_average_view_section(sink, *result.device_time_total, "By total device time");
+  key_average_view_section(out, result.cpu_time_total, "By total CPU time");
+  if (result.device_time_total) key_average_view_section(out, *result.device_time_total, "By total device time");
   warnings_section(out, result);
-  sink.flush();
+  flush();
 }
 
 }  // namespace report_detail
 
 std::string to_markdown(const analysis_result& result, const trace& source, const analysis_options& options,
-                        const report_context& context) {
+                        const report_context& context, const markdown_options& markdown) {
   std::string out;
-  report_detail::write_markdown_report(out, nullptr, result, source, options, context);
+  report_detail::write_markdown_report(out, nullptr, result, source, options, context, markdown);
   return out;
 }
 

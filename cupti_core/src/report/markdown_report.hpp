@@ -1,5 +1,5 @@
-// The Markdown report, written section by section and run by run: to_markdown into a string,
-// Profile::write_markdown streamed to the file, so a trace with a million runs is never one string.
+// The Markdown report, written section by section: to_markdown into a string, Profile::write_markdown
+// streamed to the file, so the report is never one string there (each section still is).
 #pragma once
 
 #include <iosfwd>
@@ -14,6 +14,7 @@ namespace regionprof::report_detail {
 /// The report appended to `out`, handed to `stream` in pieces when there is one (then `out` is left
 /// empty). Throws like to_markdown.
 void write_markdown_report(std::string& out, std::ostream* stream, const analysis_result& result, const trace& source,
-                           const analysis_options& options, const report_context& context);
+                           const analysis_options& options, const report_context& context,
+                           const markdown_options& markdown);
 
 }  // namespace regionprof::report_detail

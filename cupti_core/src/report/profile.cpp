@@ -34,7 +34,9 @@ Profile::Profile(trace source, analysis_options options, report_context context)
 
 std::string Profile::json() const { return to_json(result_, source_, options_, context_); }
 
-std::string Profile::markdown() const { return to_markdown(result_, source_, options_, context_); }
+std::string Profile::markdown(const markdown_options& markdown) const {
+  return to_markdown(result_, source_, options_, context_, markdown);
+}
 
 std::string Profile::chrome_trace() const {
   std::ostringstream out;
@@ -50,11 +52,11 @@ void Profile::write_json(const std::string& path) const {
   out << '\n';
   finish(out, path);
 }
-// Streamed to the file, run by run.
-void Profile::write_markdown(const std::string& path) const {
+// Streamed to the file, section by section.
+void Profile::write_markdown(const std::string& path, const markdown_options& markdown) const {
   std::ofstream out = open_for_writing(path);
   std::string buffer;
-  report_detail::write_markdown_report(buffer, &out, result_, source_, options_, context_);
+  report_detail::write_markdown_report(buffer, &out, result_, source_, options_, context_, markdown);
   finish(out, path);
 }
 // Streamed to the file: a large trace is never held as one string.

@@ -49,23 +49,10 @@ void check_region_indices(const analysis_result& result) {
 
 namespace {
 
-/// Folds one run's value (0 when absent) into min/max/sum.
-struct accumulator {
-  std::int64_t min_ns = 0;
-  std::int64_t max_ns = 0;
-  double sum_ns = 0.0;
-  bool any = false;
-
-  void add(std::int64_t ns) {
-    min_ns = any ? std::min(min_ns, ns) : ns;
-    max_ns = any ? std::max(max_ns, ns) : ns;
-    sum_ns += static_cast<double>(ns);
-    any = true;
-  }
-  run_stats stats(std::size_t runs) const {
-    return {min_ns, max_ns, runs == 0 ? 0.0 : sum_ns / static_cast<double>(runs)};
-  }
-};
+run_stats summarize_ns(const std::vector<std::int64_t>& values_ns) {
+  std::vector<double> values(values_ns.begin(), values_ns.end());  // exact below 2^53 ns
+  return stats::summarize(values);
+}
 
 }  // namespace
 
@@ -74,35 +61,56 @@ std::vector<region_summary> summarize_regions(const analysis_result& result) {
   std::vector<region_summary> summaries;
   if (result.runs.empty()) return summaries;
   const std::size_t region_count = result.regions.size();
-  std::vector<accumulator> cpu(region_count), device(region_count), off_thread(region_count);
+  const std::size_t runs = result.runs.size();
+  // Per region, one value per run (0 where the run lacks the region).
+  std::vector<std::vector<std::int64_t>> cpu(region_count, std::vector<std::int64_t>(runs, 0));
+  std::vector<std::vector<std::int64_t>> device = cpu;
+  std::vector<std::vector<std::int64_t>> off_thread = cpu;
   std::vector<bool> has_off_thread(region_count, false);
   summaries.resize(region_count);
-  std::vector<const region_aggregate*> in_run(region_count);
-  for (const run_result& run : result.runs) {
-    std::fill(in_run.begin(), in_run.end(), nullptr);
-    for (const region_aggregate& aggregate : run.regions) in_run[aggregate.region] = &aggregate;
-    for (std::size_t r = 0; r < region_count; ++r) {
-      const region_aggregate* aggregate = in_run[r];
+  for (std::size_t i = 0; i < runs; ++i) {
+    for (const region_aggregate& aggregate : result.runs[i].regions) {
+      const std::size_t r = aggregate.region;
       region_summary& summary = summaries[r];
-      if (aggregate != nullptr) {
-        ++summary.runs_present;
-        summary.calls_total += aggregate->calls;
-        if (aggregate->off_thread_cpu_time_ns) has_off_thread[r] = true;
-      }
-      cpu[r].add(aggregate != nullptr ? aggregate->cpu_time_ns : 0);
-      device[r].add(aggregate != nullptr ? aggregate->device_time_ns.value_or(0) : 0);
-      off_thread[r].add(aggregate != nullptr ? aggregate->off_thread_cpu_time_ns.value_or(0) : 0);
+      ++summary.runs_present;
+      summary.calls_total += aggregate.calls;
+      if (aggregate.off_thread_cpu_time_ns) has_off_thread[r] = true;
+      cpu[r][i] = aggregate.cpu_time_ns;
+      device[r][i] = aggregate.device_time_ns.value_or(0);
+      off_thread[r][i] = aggregate.off_thread_cpu_time_ns.value_or(0);
     }
   }
-  const std::size_t runs = result.runs.size();
   for (std::size_t r = 0; r < region_count; ++r) {
     region_summary& summary = summaries[r];
     summary.region = static_cast<std::uint32_t>(r);
-    summary.cpu = cpu[r].stats(runs);
-    if (result.has_device_data) summary.device = device[r].stats(runs);
-    if (has_off_thread[r]) summary.off_thread = off_thread[r].stats(runs);
+    summary.cpu = summarize_ns(cpu[r]);
+    if (result.has_device_data) summary.device = summarize_ns(device[r]);
+    if (has_off_thread[r]) summary.off_thread = summarize_ns(off_thread[r]);
   }
   return summaries;
+}
+
+std::optional<run_summary> summarize_runs(const analysis_result& result) {
+  if (result.runs.empty()) return std::nullopt;
+  std::vector<std::int64_t> wall, cpu, device, busy, span;
+  bool all_busy = true;
+  bool all_span = true;
+  for (const run_result& run : result.runs) {
+    wall.push_back(run.wall_time_ns);
+    cpu.push_back(run.cpu_time_ns);
+    device.push_back(run.device_time_ns.value_or(0));
+    all_busy = all_busy && run.device_busy_ns.has_value();
+    all_span = all_span && run.device_span_ns.has_value();
+    busy.push_back(run.device_busy_ns.value_or(0));
+    span.push_back(run.device_span_ns.value_or(0));
+  }
+  run_summary out{summarize_ns(wall), summarize_ns(cpu), std::nullopt, std::nullopt, std::nullopt};
+  if (result.has_device_data) {
+    out.device = summarize_ns(device);
+    if (all_busy) out.device_busy = summarize_ns(busy);
+    if (all_span) out.device_span = summarize_ns(span);
+  }
+  return out;
 }
 
 }  // namespace regionprof::report_detail

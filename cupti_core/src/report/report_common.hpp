@@ -1,5 +1,5 @@
 // What the JSON and Markdown reports share: tool identity, timestamps, rule names, and the per-region
-// summary across runs (report key `region_summary`).
+// and run summaries across runs (report keys `region_summary`, `run_summary`).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 
 #include "regionprof/analysis.hpp"
 #include "regionprof/report.hpp"
+#include "report/statistics.hpp"
 
 namespace regionprof::report_detail {
 
@@ -29,13 +30,9 @@ std::size_t measured_runs(const analysis_result& result, const report_context& c
 /// Throws std::invalid_argument when a run's region aggregate points outside result.regions.
 void check_region_indices(const analysis_result& result);
 
-/// Minimum, maximum and mean over all runs of one per-run quantity (ns). A run in which the region does
-/// not appear counts as 0.
-struct run_stats {
-  std::int64_t min_ns = 0;
-  std::int64_t max_ns = 0;
-  double mean_ns = 0.0;
-};
+/// The spread over all runs of one per-run quantity, in ns (report/statistics.hpp: median, mean, sample
+/// stddev, min, max, unscaled mad, cv). A run in which the region does not appear counts as 0.
+using run_stats = stats::summary;
 
 /// One region across all runs (report `region_summary[i]`).
 struct region_summary {
@@ -49,5 +46,17 @@ struct region_summary {
 
 /// One entry per analysis_result::regions, in that order. Empty when there are no runs.
 std::vector<region_summary> summarize_regions(const analysis_result& result);
+
+/// The run totals across all runs (report `run_summary`), in ns.
+struct run_summary {
+  run_stats wall;
+  run_stats cpu;
+  std::optional<run_stats> device;       ///< iff the analysis has device data
+  std::optional<run_stats> device_busy;  ///< iff every run has it
+  std::optional<run_stats> device_span;  ///< iff every run has it
+};
+
+/// The run totals' statistics; nullopt when there are no runs.
+std::optional<run_summary> summarize_runs(const analysis_result& result);
 
 }  // namespace regionprof::report_detail

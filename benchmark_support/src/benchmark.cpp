@@ -1,0 +1,157 @@
+#include "regionprof/benchmark.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <system_error>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "regionprof/capture.hpp"
+#include "regionprof/device_session.hpp"
+#include "regionprof/profile.hpp"
+
+namespace regionprof::benchmark {
+namespace {
+
+constexpr std::size_t max_batch = 1'000'000;
+
+/// ns per iteration of each benchmark's previous invocation in this process (for the automatic K).
+std::map<std::string, double>& previous_speeds() {
+  static std::map<std::string, double> speeds;
+  return speeds;
+}
+std::mutex& speeds_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::string profile_directory(const recorder_options& options) {
+  if (!options.directory.empty()) return options.directory;
+  const char* env = std::getenv("REGIONPROF_BENCHMARK_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("regionprof-benchmarks");
+}
+
+std::string counter_prefix(const std::string& region_id) { return region_id; }
+
+}  // namespace
+
+std::size_t batch_size(std::optional<double> previous_ns_per_iteration, std::int64_t min_run_ns) {
+  if (!previous_ns_per_iteration || !(*previous_ns_per_iteration > 0.0)) return 1;
+  const double k = std::ceil(static_cast<double>(min_run_ns) / *previous_ns_per_iteration);
+  if (!(k >= 1.0)) return 1;
+  return k >= static_cast<double>(max_batch) ? max_batch : static_cast<std::size_t>(k);
+}
+
+std::string sanitize_file_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (char c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_' || c == '.';
+    out += keep ? c : '_';
+  }
+  if (out.empty() || out == "." || out == "..") return "benchmark";
+  return out;
+}
+
+/// The capture and device sessions of one invocation.
+struct recorder::state_holder {
+  std::unique_ptr<device_session> device;
+  bool device_started = false;
+  std::optional<capture_session> capture;
+};
+
+recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
+    : state_(state), name_(std::move(name)), options_(std::move(options)), holder_(std::make_unique<state_holder>()) {
+  if (state_.threads() > 1) {
+    state_.SkipWithError("regionprof::benchmark::recorder records single-threaded benchmarks only");
+    return;
+  }
+  if (options_.batch) {
+    batch_ = std::max<std::size_t>(1, *options_.batch);
+  } else {
+    std::optional<double> previous;
+    {
+      const std::lock_guard lock(speeds_mutex());
+      const auto it = previous_speeds().find(name_);
+      if (it != previous_speeds().end()) previous = it->second;
+    }
+    batch_ = batch_size(previous, options_.min_run_ns);
+  }
+  const std::filesystem::path directory = profile_directory(options_);
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) {
+    state_.SkipWithError(("regionprof: cannot create '" + directory.string() + "': " + error.message()).c_str());
+    return;
+  }
+  path_ = (directory / (sanitize_file_name(name_) + ".json")).string();
+  nvtxInitialize(nullptr);  // NVTX attaches its tool at its first call: before the session
+  if (options_.device_tracing) {
+    holder_->device = make_device_session();
+    holder_->device->start();
+    holder_->device_started = true;
+  }
+  holder_->capture.emplace();
+}
+
+recorder::~recorder() {
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    state_.SkipWithError((std::string("regionprof: ") + e.what()).c_str());
+  }
+}
+
+void recorder::finish() {
+  if (!holder_->capture) return;
+  if (in_batch_ != 0) {  // the last batch ended short: close its run
+    pop_region();
+    in_batch_ = 0;
+  }
+  if (holder_->device) holder_->device->synchronize();
+  capture_result captured = holder_->capture->stop();
+  holder_->capture.reset();
+  trace t = std::move(captured.data);
+  if (holder_->device_started) holder_->device->stop(t);
+  t.target_type = "google_benchmark";
+  t.target_extra_json = "{\"benchmark\": \"" + sanitize_file_name(name_) + "\", \"iterations\": " +
+                        std::to_string(iterations_) + ", \"iterations_per_run\": " + std::to_string(batch_) + "}";
+
+  report_context context;
+  const Profile profile(std::move(t), options_.analysis, context);
+  profile.write_json(path_);
+
+  const analysis_result& result = profile.result();
+  if (iterations_ == 0) return;
+  const double per_iteration = 1.0 / static_cast<double>(iterations_);
+  std::int64_t run_cpu_ns = 0;
+  for (const run_result& run : result.runs) run_cpu_ns += run.cpu_time_ns;
+  {
+    const std::lock_guard lock(speeds_mutex());
+    previous_speeds()[name_] = static_cast<double>(run_cpu_ns) * per_iteration;
+  }
+  std::vector<std::int64_t> cpu(result.regions.size(), 0);
+  std::vector<std::int64_t> device(result.regions.size(), 0);
+  for (const run_result& run : result.runs) {
+    for (const region_aggregate& a : run.regions) {
+      cpu[a.region] += a.cpu_time_ns;
+      device[a.region] += a.device_time_ns.value_or(0);
+    }
+  }
+  for (std::size_t r = 0; r < result.regions.size(); ++r) {
+    const std::string& id = counter_prefix(result.regions[r].id);
+    state_.counters[id + "_cpu_us"] = ::benchmark::Counter(static_cast<double>(cpu[r]) / 1000.0 * per_iteration);
+    if (result.has_device_data) {
+      state_.counters[id + "_device_us"] =
+          ::benchmark::Counter(static_cast<double>(device[r]) / 1000.0 * per_iteration);
+    }
+  }
+}
+
+}  // namespace regionprof::benchmark

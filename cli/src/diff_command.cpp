@@ -1,0 +1,105 @@
+// `regionprof diff A.json B.json`: per region and time domain, A's and B's medians, the change, the
+// Mann-Whitney U p-value and a verdict; `--fail-if-slower PCT` gates CI (exit 3).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "number_option.hpp"
+#include "output_file.hpp"
+#include "regionprof/profile_diff.hpp"
+#include "regionprof/profile_reader.hpp"
+
+namespace regionprof::cli {
+namespace {
+
+class diff_command final : public command {
+ public:
+  void declare(command_line& line) override {
+    line.section("Comparison")
+        .value("--fail-if-slower", "PCT",
+               "Exit 3 when a region present in both profiles, or a run total, is\n"
+               "slower by more than PCT % of A's median with p < alpha.",
+               [this](std::string_view setting, std::string_view text) {
+                 options_.fail_if_slower = parse_number(setting, text, 0.0, 1e9, "a percentage from 0");
+               })
+        .value("--alpha", "P", "Significance level of the U test, 0 < P <= 1 (default 0.01).",
+               [this](std::string_view setting, std::string_view text) {
+                 options_.alpha = parse_number(setting, text, 1e-300, 1.0, "a number above 0, at most 1");
+               });
+    line.section("Outputs")
+        .value("-o", "DIFF.json", "Write the diff as JSON.",
+               [this](std::string_view, std::string_view path) { json_path_ = path; })
+        .value("--markdown", "OUT.md", "Write the Markdown diff to OUT.md (default: standard output).",
+               [this](std::string_view, std::string_view path) { markdown_path_ = path; })
+        .value("--html", "OUT.html", "Write a self-contained HTML page: A against B per region.",
+               [this](std::string_view, std::string_view path) { html_path_ = path; });
+    line.operands("A.json B.json", "A.json and B.json (two saved profiles)", 2,
+                  [this](std::string_view path) { (a_path_ ? b_path_ : a_path_) = std::string(path); });
+  }
+
+  std::string_view description() const override {
+    return R"(Compares two saved profiles (regionprof's JSON, or the reference module's, which has the same
+schema): A is the baseline, B the candidate. For every region and time domain (cpu_time_us,
+device_time_us when both have device data, off_thread_cpu_time_us) and for the run totals it
+reports A's and B's medians over the runs, the change in us and in %, the two-sided Mann-Whitney U
+p-value over the per-run values, and a verdict:
+  unchanged     the medians are equal
+  faster        p < alpha and B's median is below A's
+  slower        p < alpha and B's median is above A's
+  within noise  the medians differ, p >= alpha
+Regions only in B are "new", only in A "vanished" (never gated). The Markdown goes to standard
+output unless --markdown, -o or --html is given.
+
+)";
+  }
+
+  std::string_view epilog() const override {
+    return R"(
+Exit status:
+  0  B is the same or faster (or slower only within the gate)
+  1  input error: a file is not a profile (the message names it), or an output cannot be written
+  2  usage error
+  3  --fail-if-slower: some region or run total is slower beyond PCT % with p < alpha
+
+Examples:
+  regionprof diff baseline.json candidate.json
+  regionprof diff --fail-if-slower 5 -o diff.json --html diff.html baseline.json candidate.json
+)";
+  }
+
+  int execute() override {
+    const saved_profile a = read_profile(*a_path_);
+    const saved_profile b = read_profile(*b_path_);
+    const profile_diff diff = diff_profiles(a, b, options_);
+    if (json_path_) write_text_file(*json_path_, to_json(diff));
+    if (html_path_) write_text_file(*html_path_, to_html(diff));
+    if (markdown_path_) {
+      write_text_file(*markdown_path_, to_markdown(diff));
+    } else if (!json_path_ && !html_path_) {
+      std::cout << to_markdown(diff);
+    }
+    if (diff.gate_failed) {
+      std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
+                << " % (p < " << options_.alpha << ")\n";
+      return exit_slower;
+    }
+    return exit_ok;
+  }
+
+ private:
+  static constexpr int exit_slower = 3;
+  diff_options options_;
+  std::optional<std::string> a_path_;
+  std::optional<std::string> b_path_;
+  std::optional<std::string> json_path_;
+  std::optional<std::string> markdown_path_;
+  std::optional<std::string> html_path_;
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_diff_command() { return std::make_unique<diff_command>(); }
+
+}  // namespace regionprof::cli

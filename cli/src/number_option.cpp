@@ -1,0 +1,32 @@
+#include "number_option.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "command_line.hpp"
+
+namespace regionprof::cli {
+
+double parse_number(std::string_view setting, std::string_view text, double low, double high,
+                    std::string_view range) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
+      value < low || value > high) {
+    throw usage_error(std::string(setting) + ": expected " + std::string(range) + ", got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+std::size_t parse_whole_number(std::string_view setting, std::string_view text, std::size_t max) {
+  std::size_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > max) {
+    throw usage_error(std::string(setting) + ": expected a whole number from 0 to " + std::to_string(max) +
+                      ", got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+}  // namespace regionprof::cli

@@ -1,0 +1,109 @@
+// `regionprof report PROFILE.json`: renders a saved profile as Markdown, a terminal table or HTML.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "number_option.hpp"
+#include "output_file.hpp"
+#include "regionprof/profile_reader.hpp"
+#include "regionprof/saved_report.hpp"
+
+namespace regionprof::cli {
+namespace {
+
+enum class report_format { markdown, table, html };
+
+class report_command final : public command {
+ public:
+  void declare(command_line& line) override {
+    line.section("Outputs")
+        .value("--format", "FORMAT",
+               "markdown (default), table (a terminal view: aligned columns and a\n"
+               "bar per region; colour only on a terminal and without NO_COLOR), or\n"
+               "html (one self-contained page: charts, tables, warnings).",
+               [this](std::string_view setting, std::string_view value) {
+                 if (value == "markdown") {
+                   format_ = report_format::markdown;
+                 } else if (value == "table") {
+                   format_ = report_format::table;
+                 } else if (value == "html") {
+                   format_ = report_format::html;
+                 } else {
+                   throw usage_error("option " + std::string(setting) + ": expected markdown, table or html, got '" +
+                                     std::string(value) + "'");
+                 }
+               })
+        .value("--runs-detail", "N",
+               "Markdown: detailed tables for the first N runs (default: every run\n"
+               "when there are at most 5, else none).",
+               [this](std::string_view setting, std::string_view value) {
+                 runs_detail_ = parse_whole_number(setting, value, 1'000'000'000);
+               })
+        .value("-o", "OUT", "Write to OUT (default: standard output).",
+               [this](std::string_view, std::string_view path) { output_path_ = path; });
+    line.operand("PROFILE.json", "PROFILE.json (a saved profile)",
+                 [this](std::string_view path) { profile_path_ = path; });
+  }
+
+  std::string_view description() const override {
+    return R"(Renders a saved profile (regionprof's JSON, or the reference module's, which has the same
+schema) without the trace it came from: the Markdown report, a terminal table, or an HTML page.
+
+)";
+  }
+
+  std::string_view epilog() const override {
+    return R"(
+Exit status:
+  0  the report was written
+  1  input error: PROFILE.json is not a profile (the message names it), or OUT cannot be written
+  2  usage error
+
+Examples:
+  regionprof report profile.json --format table
+  regionprof report profile.json --format html -o report.html
+)";
+  }
+
+  int execute() override {
+    const saved_report_input input = to_report_input(read_profile(profile_path_));
+    std::string text;
+    switch (format_) {
+      case report_format::markdown:
+        text = to_markdown(input.result, input.source, input.options, input.context, markdown_options{runs_detail_});
+        break;
+      case report_format::table: {
+        const char* no_color = std::getenv("NO_COLOR");
+        const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
+        text = to_terminal_table(input.result, input.source, colour);
+        break;
+      }
+      case report_format::html:
+        text = to_html(input.result, input.source, input.options, input.context);
+        break;
+    }
+    if (output_path_) {
+      write_text_file(*output_path_, text);
+    } else {
+      std::cout << text;
+    }
+    return exit_ok;
+  }
+
+ private:
+  report_format format_ = report_format::markdown;
+  std::optional<std::size_t> runs_detail_;
+  std::optional<std::string> output_path_;
+  std::string profile_path_;
+};
+
+}  // namespace
+
+std::unique_ptr<command> make_report_command() { return std::make_unique<report_command>(); }
+
+}  // namespace regionprof::cli

@@ -1,0 +1,167 @@
+// The diff's JSON and Markdown views (regionprof/profile_diff.hpp; format in docs/cli.md, "regionprof diff").
+#include <charconv>
+#include <string>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "regionprof/profile_diff.hpp"
+#include "report/json_text.hpp"
+#include "report/markdown_table.hpp"
+
+namespace regionprof {
+namespace {
+
+namespace json = boost::json;
+using report_detail::code;
+using report_detail::table;
+
+json::string_view sv(std::string_view text) { return {text.data(), text.size()}; }
+
+json::array values_array(const std::vector<double>& values) {
+  json::array array;
+  for (double v : values) array.push_back(v);
+  return array;
+}
+
+json::object entry_object(const diff_entry& entry) {
+  json::object object;
+  object["a_median"] = entry.a_median_us;
+  object["b_median"] = entry.b_median_us;
+  object["a_mad"] = entry.a_mad_us;
+  object["b_mad"] = entry.b_mad_us;
+  object["change"] = entry.change_us;
+  if (entry.change_pct) object["change_pct"] = *entry.change_pct;
+  object["p_value"] = entry.p_value;
+  object["p_exact"] = entry.exact;
+  object["verdict"] = sv(to_string(entry.verdict));
+  object["gate_failed"] = entry.gate_failed;
+  object["a_runs"] = values_array(entry.a_us);
+  object["b_runs"] = values_array(entry.b_us);
+  return object;
+}
+
+json::object domains_object(const std::vector<diff_entry>& entries) {
+  json::object object;
+  for (const diff_entry& entry : entries) object[sv(entry.domain)] = entry_object(entry);
+  return object;
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  return std::string(buffer, result.ptr);
+}
+
+std::string signed_fixed(double value, int decimals) { return (value > 0 ? "+" : "") + fixed(value, decimals); }
+
+std::string p_text(double p) {
+  if (p != 0.0 && p < 0.0001) {
+    char buffer[64];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, p, std::chars_format::scientific, 1);
+    return std::string(buffer, result.ptr);
+  }
+  return fixed(p, 4);
+}
+
+/// The verdict, with a mark when the entry fails the gate.
+std::string verdict_text(const diff_entry& entry) {
+  std::string text(to_string(entry.verdict));
+  if (entry.gate_failed) text += " (gate)";
+  return text;
+}
+
+/// `domain` without its `_us` unit suffix: `cpu_time_us` -> `cpu_time`.
+std::string domain_name(const std::string& domain) {
+  return domain.size() > 3 && domain.ends_with("_us") ? domain.substr(0, domain.size() - 3) : domain;
+}
+
+void add_row(table& rows, std::string name, const diff_entry& entry) {
+  rows.add({std::move(name), domain_name(entry.domain), fixed(entry.a_median_us, 3), fixed(entry.b_median_us, 3),
+            signed_fixed(entry.change_us, 3), entry.change_pct ? signed_fixed(*entry.change_pct, 2) + " %" : "-",
+            p_text(entry.p_value) + (entry.exact ? "" : "*"), verdict_text(entry)});
+}
+
+table diff_table() {
+  return table({{"", false},
+                {"domain", false},
+                {"A median (us)", true},
+                {"B median (us)", true},
+                {"change (us)", true},
+                {"change", true},
+                {"p", true},
+                {"verdict", false}});
+}
+
+}  // namespace
+
+std::string to_json(const profile_diff& diff) {
+  json::object root;
+  root["schema_version"] = 1;
+  root["kind"] = "regionprof_diff";
+  json::object a;
+  a["file"] = sv(diff.a_file);
+  a["runs"] = diff.a_runs;
+  json::object b;
+  b["file"] = sv(diff.b_file);
+  b["runs"] = diff.b_runs;
+  root["a"] = std::move(a);
+  root["b"] = std::move(b);
+  root["alpha"] = diff.options.alpha;
+  if (diff.options.fail_if_slower) root["fail_if_slower_pct"] = *diff.options.fail_if_slower;
+  root["gate_failed"] = diff.gate_failed;
+  root["run_totals"] = domains_object(diff.run_totals);
+  json::array regions;
+  for (const region_diff& region : diff.regions) {
+    json::object entry;
+    entry["region_id"] = sv(region.region_id);
+    entry["presence"] = sv(to_string(region.presence));
+    entry["domains"] = domains_object(region.domains);
+    regions.push_back(std::move(entry));
+  }
+  root["regions"] = std::move(regions);
+  std::string text;
+  report_detail::append_json(text, root, 2);
+  text += '\n';
+  return text;
+}
+
+std::string to_markdown(const profile_diff& diff) {
+  std::string out = "# regionprof diff\n\n";
+  out += "- A (baseline): " + code(diff.a_file) + ", " + std::to_string(diff.a_runs) + " runs\n";
+  out += "- B (candidate): " + code(diff.b_file) + ", " + std::to_string(diff.b_runs) + " runs\n";
+  out += "- Test: two-sided Mann-Whitney U over the per-run values, alpha " + p_text(diff.options.alpha) +
+         " (`*`: normal approximation with tie correction; otherwise exact)\n";
+  if (diff.options.fail_if_slower) {
+    out += "- Gate: slower by more than " + fixed(*diff.options.fail_if_slower, 2) + " % with p < alpha: " +
+           (diff.gate_failed ? "FAILED" : "passed") + "\n";
+  }
+  out += "\n## Run totals\n\n";
+  table totals = diff_table();
+  for (const diff_entry& entry : diff.run_totals) add_row(totals, "(run total)", entry);
+  totals.render(out);
+
+  out += "## Regions\n\n";
+  if (diff.regions.empty()) {
+    out += "No region in either profile.\n\n";
+  } else {
+    table rows = diff_table();
+    for (const region_diff& region : diff.regions) {
+      std::string name = code(region.region_id);
+      if (region.presence != diff_presence::both) name += " (" + std::string(to_string(region.presence)) + ")";
+      for (const diff_entry& entry : region.domains) add_row(rows, name, entry);
+    }
+    rows.render(out);
+  }
+  std::string added, vanished;
+  for (const region_diff& region : diff.regions) {
+    if (region.presence == diff_presence::added) added += (added.empty() ? "" : ", ") + code(region.region_id);
+    if (region.presence == diff_presence::vanished) vanished += (vanished.empty() ? "" : ", ") + code(region.region_id);
+  }
+  out += "- New in B: " + (added.empty() ? std::string("none") : added) + "\n";
+  out += "- Vanished from B: " + (vanished.empty() ? std::string("none") : vanished) + "\n";
+  return out;
+}
+
+}  // namespace regionprof

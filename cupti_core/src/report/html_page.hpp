@@ -1,0 +1,55 @@
+// Building blocks of the self-contained HTML pages (profile and diff): escaping, number formatting,
+// SVG charts, and the page shell with its inline CSS and script. Nothing is fetched: no external script,
+// style sheet, font or image.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace regionprof::report_detail::html {
+
+/// `text` escaped for HTML text and attribute values (`&`, `<`, `>`, `"`, `'`), UTF-8 repaired.
+std::string escape(std::string_view text);
+
+/// A fixed-point decimal: fixed(1.23456, 3) = "1.235".
+std::string fixed(double value, int decimals);
+
+/// The i-th colour of the region palette (cycled), as `#rrggbb`.
+std::string_view palette(std::size_t i) noexcept;
+
+/// One segment of a stacked bar.
+struct segment {
+  std::string label;
+  double value = 0.0;  ///< us
+  std::string colour;
+};
+
+/// One bar of a stacked bar chart: a run and its segments (regions, then the residual).
+struct stacked_bar {
+  std::string label;
+  std::vector<segment> segments;
+};
+
+/// An SVG of horizontal stacked bars on one shared us scale (the largest bar fills the width); every
+/// segment has a <title> tooltip.
+std::string stacked_bars_svg(const std::vector<stacked_bar>& bars, std::string_view unit_label);
+
+/// One row of a strip chart: a label and its samples in one or more series (e.g. A and B).
+struct strip_row {
+  std::string label;
+  std::vector<std::vector<double>> series;  ///< per series, the per-run values (us)
+};
+
+/// An SVG strip chart: per row, each series' values as dots on a shared us axis and its median as a tick.
+/// `series_names` and `series_colours` give the series' legend.
+std::string strip_chart_svg(const std::vector<strip_row>& rows, const std::vector<std::string>& series_names,
+                            const std::vector<std::string>& series_colours);
+
+/// The whole page: `<!DOCTYPE html>`, the inline style, `body`, and the inline script that (when it ran
+/// without an error) sets `#rp-status` to `regionprof-render-ok` and `body[data-rendered]`; on an error it
+/// writes `regionprof-render-error: <message>` there instead.
+std::string page(std::string_view title, std::string_view body);
+
+}  // namespace regionprof::report_detail::html

@@ -1,0 +1,221 @@
+// The HTML views: a profile (stacked bar per run, each region's distribution across runs, key averages,
+// warnings) and a diff (A against B per region). One self-contained file each (report/html_page.hpp).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "regionprof/profile_diff.hpp"
+#include "regionprof/report.hpp"
+#include "report/html_page.hpp"
+#include "report/report_common.hpp"
+
+namespace regionprof {
+namespace {
+
+namespace html = report_detail::html;
+
+constexpr std::string_view residual_colour = "#c8c8c8";
+
+double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+std::string cell(const std::string& text, bool number = false) {
+  return std::string(number ? "<td class=\"n\">" : "<td>") + text + "</td>";
+}
+
+std::string header_row(const std::vector<std::string>& titles) {
+  std::string out = "<thead><tr>";
+  for (const std::string& title : titles) out += "<th>" + html::escape(title) + "</th>";
+  return out + "</tr></thead>";
+}
+
+std::string legend(const analysis_result& result) {
+  std::string out = "<p class=\"legend\">";
+  for (std::size_t r = 0; r < result.regions.size(); ++r) {
+    out += "<span><i class=\"swatch\" style=\"background:" + std::string(html::palette(r)) + "\"></i><code>" +
+           html::escape(result.regions[r].id) + "</code></span>";
+  }
+  out += "<span><i class=\"swatch\" style=\"background:" + std::string(residual_colour) + "\"></i>(residual)</span></p>";
+  return out;
+}
+
+/// One stacked bar per run: its regions' time in the domain, then the residual.
+std::string run_bars(const analysis_result& result, bool device) {
+  std::vector<html::stacked_bar> bars;
+  for (const run_result& run : result.runs) {
+    html::stacked_bar bar{"run " + std::to_string(run.run_index), {}};
+    for (const region_aggregate& a : run.regions) {
+      const double value = device ? us(a.device_time_ns.value_or(0)) : us(a.cpu_time_ns);
+      bar.segments.push_back({result.regions[a.region].id, value, std::string(html::palette(a.region))});
+    }
+    const double residual = device ? us(run.residual_device_ns.value_or(0)) : us(run.residual_cpu_ns);
+    bar.segments.push_back({"(residual)", residual, std::string(residual_colour)});
+    bars.push_back(std::move(bar));
+  }
+  return html::stacked_bars_svg(bars, device ? "us device" : "us CPU");
+}
+
+/// Each region's per-run time (0 where the run lacks it) in one domain, one series.
+std::string distributions(const analysis_result& result, bool device) {
+  std::vector<html::strip_row> rows;
+  for (std::size_t r = 0; r < result.regions.size(); ++r) {
+    std::vector<double> values;
+    for (const run_result& run : result.runs) {
+      double value = 0.0;
+      for (const region_aggregate& a : run.regions) {
+        if (a.region == r) value = device ? us(a.device_time_ns.value_or(0)) : us(a.cpu_time_ns);
+      }
+      values.push_back(value);
+    }
+    rows.push_back({result.regions[r].id, {std::move(values)}});
+  }
+  return html::strip_chart_svg(rows, {device ? "device time per run" : "CPU time per run"},
+                               {device ? "#e15759" : "#4e79a7"});
+}
+
+std::string summary_table(const analysis_result& result) {
+  const std::vector<report_detail::region_summary> summaries = report_detail::summarize_regions(result);
+  std::vector<std::string> titles{"region", "runs", "median CPU (us)", "CPU MAD (us)", "CPU cv"};
+  if (result.has_device_data) {
+    titles.push_back("median device (us)");
+    titles.push_back("device MAD (us)");
+  }
+  std::string out = "<table class=\"sortable\">" + header_row(titles) + "<tbody>";
+  for (const report_detail::region_summary& s : summaries) {
+    out += "<tr>" + cell("<code>" + html::escape(result.regions[s.region].id) + "</code>") +
+           cell(std::to_string(s.runs_present), true) + cell(html::fixed(s.cpu.median / 1000.0, 3), true) +
+           cell(html::fixed(s.cpu.mad / 1000.0, 3), true) +
+           cell(s.cpu.cv ? html::fixed(100.0 * *s.cpu.cv, 2) + " %" : "-", true);
+    if (result.has_device_data) {
+      out += cell(s.device ? html::fixed(s.device->median / 1000.0, 3) : "-", true) +
+             cell(s.device ? html::fixed(s.device->mad / 1000.0, 3) : "-", true);
+    }
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
+std::string key_average_table(const key_average_view& view) {
+  const bool device = std::any_of(view.rows.begin(), view.rows.end(),
+                                  [](const key_average_row& row) { return row.device_time_total_ns.has_value(); });
+  std::vector<std::string> titles{"name", "type", "count", "self CPU (us)", "CPU total (us)"};
+  if (device) {
+    titles.push_back("self device (us)");
+    titles.push_back("device total (us)");
+  }
+  std::string out = "<h3>Sorted by <code>" + html::escape(view.sort_by) + "</code> (row limit " +
+                    std::to_string(view.row_limit) + ")</h3><table class=\"sortable\">" + header_row(titles) +
+                    "<tbody>";
+  for (const key_average_row& row : view.rows) {
+    out += "<tr>" + cell("<code>" + html::escape(row.key.size() > 120 ? row.key.substr(0, 117) + "..." : row.key) +
+                         "</code>") +
+           cell(std::string(to_string(row.type))) + cell(std::to_string(row.count), true) +
+           cell(html::fixed(us(row.self_cpu_time_ns), 3), true) + cell(html::fixed(us(row.cpu_time_total_ns), 3), true);
+    if (device) {
+      out += cell(html::fixed(us(row.self_device_time_ns.value_or(0)), 3), true) +
+             cell(html::fixed(us(row.device_time_total_ns.value_or(0)), 3), true);
+    }
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
+std::string diff_cell_class(const diff_entry& entry) {
+  if (entry.verdict == diff_verdict::slower) return " class=\"slower\"";
+  if (entry.verdict == diff_verdict::faster) return " class=\"faster\"";
+  return "";
+}
+
+std::string diff_rows(const std::string& name, const std::vector<diff_entry>& entries) {
+  std::string out;
+  for (const diff_entry& e : entries) {
+    out += "<tr>" + cell(name) + cell(html::escape(e.domain)) + cell(html::fixed(e.a_median_us, 3), true) +
+           cell(html::fixed(e.b_median_us, 3), true) + cell(html::fixed(e.change_us, 3), true) +
+           cell(e.change_pct ? html::fixed(*e.change_pct, 2) + " %" : "-", true) +
+           cell(html::fixed(e.p_value, 4) + (e.exact ? "" : "*"), true) + "<td" + diff_cell_class(e) + ">" +
+           html::escape(to_string(e.verdict)) + (e.gate_failed ? " (gate)" : "") + "</td></tr>";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_html(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context) {
+  report_detail::check_region_indices(result);
+  std::string body = "<h1>regionprof report: <code>" + html::escape(source.target_type) + "</code></h1>";
+  body += "<p>regionprof " + html::escape(report_detail::tool_version()) + ", created " +
+          html::escape(report_detail::created_at(context)) + "; " + std::to_string(result.runs.size()) +
+          " runs; run marker <code>" + html::escape(options.run_marker.pattern) + "</code>; " +
+          (result.has_device_data ? "CPU and device" : "CPU only (no device data)") + "; " +
+          std::to_string(result.warnings.size()) + " warnings.</p>";
+  body += "<h2>Summary</h2>" + summary_table(result);
+  if (!result.runs.empty()) {
+    body += "<h2>CPU time per run</h2>" + legend(result) + run_bars(result, false);
+    if (result.has_device_data) body += "<h2>Device time per run</h2>" + legend(result) + run_bars(result, true);
+    if (!result.regions.empty()) {
+      body += "<h2>Regions across runs (CPU)</h2>" + distributions(result, false);
+      if (result.has_device_data) body += "<h2>Regions across runs (device)</h2>" + distributions(result, true);
+    }
+  }
+  body += "<h2>Key averages</h2>" + key_average_table(result.cpu_time_total);
+  if (result.device_time_total) body += key_average_table(*result.device_time_total);
+  body += "<h2>Warnings</h2>";
+  if (result.warnings.empty()) {
+    body += "<p>None.</p>";
+  } else {
+    body += "<ul>";
+    for (const warning& w : result.warnings) {
+      body += "<li><code>" + html::escape(to_string(w.code)) + "</code> (" + html::escape(to_string(w.source)) +
+              "): " + html::escape(w.message) + "</li>";
+    }
+    body += "</ul>";
+  }
+  return html::page("regionprof report: " + source.target_type, body);
+}
+
+std::string to_html(const profile_diff& diff) {
+  std::string body = "<h1>regionprof diff</h1><p>A (baseline): <code>" + html::escape(diff.a_file) + "</code>, " +
+                     std::to_string(diff.a_runs) + " runs; B (candidate): <code>" + html::escape(diff.b_file) +
+                     "</code>, " + std::to_string(diff.b_runs) + " runs. Two-sided Mann-Whitney U, alpha " +
+                     html::fixed(diff.options.alpha, 4) + " (* normal approximation).";
+  if (diff.options.fail_if_slower) {
+    body += " Gate: slower by more than " + html::fixed(*diff.options.fail_if_slower, 2) + " %: " +
+            (diff.gate_failed ? "<b class=\"slower\">failed</b>" : "<b class=\"faster\">passed</b>") + ".";
+  }
+  body += "</p>";
+  const std::vector<std::string> titles{"", "domain", "A median (us)", "B median (us)", "change (us)", "change",
+                                        "p", "verdict"};
+  body += "<h2>Changes</h2><table class=\"sortable\">" + header_row(titles) + "<tbody>" +
+          diff_rows("(run total)", diff.run_totals);
+  for (const region_diff& region : diff.regions) {
+    std::string name = "<code>" + html::escape(region.region_id) + "</code>";
+    if (region.presence != diff_presence::both) name += " (" + html::escape(to_string(region.presence)) + ")";
+    body += diff_rows(name, region.domains);
+  }
+  body += "</tbody></table>";
+  // One strip chart per domain: A's and B's runs per region.
+  std::vector<std::string> domains;
+  for (const region_diff& region : diff.regions) {
+    for (const diff_entry& e : region.domains) {
+      if (std::find(domains.begin(), domains.end(), e.domain) == domains.end()) domains.push_back(e.domain);
+    }
+  }
+  for (const std::string& domain : domains) {
+    std::vector<html::strip_row> rows;
+    for (const region_diff& region : diff.regions) {
+      for (const diff_entry& e : region.domains) {
+        if (e.domain == domain) rows.push_back({region.region_id, {e.a_us, e.b_us}});
+      }
+    }
+    body += "<h2>A against B: <code>" + html::escape(domain) + "</code></h2>" +
+            html::strip_chart_svg(rows, {"A (baseline)", "B (candidate)"}, {"#4e79a7", "#f28e2b"});
+  }
+  std::vector<html::strip_row> totals;
+  for (const diff_entry& e : diff.run_totals) totals.push_back({e.domain, {e.a_us, e.b_us}});
+  body += "<h2>A against B: run totals</h2>" +
+          html::strip_chart_svg(totals, {"A (baseline)", "B (candidate)"}, {"#4e79a7", "#f28e2b"});
+  return html::page("regionprof diff", body);
+}
+
+}  // namespace regionprof

@@ -1,0 +1,93 @@
+#include "report/markdown_table.hpp"
+
+#include <algorithm>
+
+#include "report/json_text.hpp"
+
+namespace regionprof::report_detail {
+
+/// Characters as a terminal shows them: UTF-8 continuation bytes do not count.
+std::size_t display_width(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+/// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
+/// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
+std::string clean(std::string_view raw, std::size_t limit) {
+  std::string text = report_detail::repair_utf8(raw);
+  if (limit != 0 && display_width(text) > limit) {
+    std::size_t chars = 0;
+    std::size_t cut = 0;
+    while (cut < text.size()) {
+      if ((static_cast<unsigned char>(text[cut]) & 0xC0) != 0x80 && chars++ == limit - 3) break;
+      ++cut;
+    }
+    text.resize(cut);
+    text += "...";
+  }
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
+  }
+  return out;
+}
+
+/// A code span around `raw` (cleaned), fenced with more backticks than the longest run inside.
+std::string code(std::string_view raw, std::size_t limit) {
+  const std::string text = clean(raw, limit);
+  if (text.empty()) return "\"\"";
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = longest > 0;  // a span starting or ending with a backtick needs a space inside
+  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
+}
+
+void table::add(std::vector<std::string> row) {
+  for (std::string& cell : row) {
+    for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
+  }
+  rows_.push_back(std::move(row));
+}
+
+void table::render(std::string& out) const {
+  std::vector<std::size_t> widths(columns_.size(), 3);
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    widths[c] = std::max(widths[c], display_width(columns_[c].title));
+    for (const auto& row : rows_) widths[c] = std::max(widths[c], display_width(row[c]));
+  }
+  std::vector<std::string> titles;
+  for (const column& col : columns_) titles.push_back(col.title);
+  line(out, titles, widths);
+  out += '|';
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    out += ' ';
+    out += std::string(widths[c] - (columns_[c].right ? 1 : 0), '-');
+    if (columns_[c].right) out += ':';
+    out += " |";
+  }
+  out += '\n';
+  for (const auto& row : rows_) line(out, row, widths);
+  out += '\n';
+}
+
+void table::line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const {
+  out += '|';
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    const std::string padding(widths[c] - display_width(cells[c]), ' ');
+    out += ' ';
+    if (columns_[c].right) out += padding;
+    out += cells[c];
+    if (!columns_[c].right) out += padding;
+    out += " |";
+  }
+  out += '\n';
+}
+
+}  // namespace regionprof::report_detail

@@ -1,0 +1,51 @@
+// Markdown building blocks shared by the profile and diff reports: cleaned one-line text, code spans,
+// and tables padded to their column widths (GitHub-flavoured, readable in a terminal).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace regionprof::report_detail {
+
+/// Characters as a terminal shows them: UTF-8 continuation bytes do not count.
+std::size_t display_width(std::string_view text);
+
+/// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
+/// characters (0: no limit) is cut to limit - 3 characters plus "...".
+std::string clean(std::string_view raw, std::size_t limit = 0);
+
+/// A code span around `raw` (cleaned), fenced with more backticks than the longest run inside.
+std::string code(std::string_view raw, std::size_t limit = 0);
+
+/// A table whose columns are padded to their widest cell; `right` columns are right-aligned. A `|`
+/// in a cell is escaped (GFM reads `\|` as `|` in a table cell, code spans included).
+///
+/// ```
+/// table t({{"region", false}, {"CPU (us)", true}});
+/// t.add({"`a`", "1.000"});
+/// std::string out;
+/// t.render(out);
+/// ```
+class table {
+ public:
+  struct column {
+    std::string title;
+    bool right = false;
+  };
+
+  explicit table(std::vector<column> columns) : columns_(std::move(columns)) {}
+
+  void add(std::vector<std::string> row);
+  /// Appends the table and a blank line.
+  void render(std::string& out) const;
+
+ private:
+  void line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const;
+
+  std::vector<column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace regionprof::report_detail

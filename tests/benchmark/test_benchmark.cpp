@@ -1,0 +1,107 @@
+// regionprof::benchmark: the rule for K, file names, and build/bin/benchmark_suite end to end.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+#include <unistd.h>
+
+#include "regionprof/benchmark.hpp"
+#include "regionprof/profile_reader.hpp"
+
+namespace json = boost::json;
+using regionprof::benchmark::batch_size;
+using regionprof::benchmark::sanitize_file_name;
+
+namespace {
+
+std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(benchmark_helper)
+
+BOOST_AUTO_TEST_CASE(batch_rule) {
+  BOOST_TEST(batch_size(std::nullopt, 100'000) == 1u);      // first invocation: one iteration per run
+  BOOST_TEST(batch_size(10'000.0, 100'000) == 10u);         // 10 us iterations: ceil(100 / 10)
+  BOOST_TEST(batch_size(30'000.0, 100'000) == 4u);          // ceil(3.33)
+  BOOST_TEST(batch_size(250'000.0, 100'000) == 1u);         // longer than a run: 1
+  BOOST_TEST(batch_size(0.01, 100'000) == 1'000'000u);      // capped
+  BOOST_TEST(batch_size(0.0, 100'000) == 1u);               // no usable estimate
+}
+
+BOOST_AUTO_TEST_CASE(file_names) {
+  BOOST_TEST(sanitize_file_name("BM_Parse/64/threads:1") == "BM_Parse_64_threads_1");
+  BOOST_TEST(sanitize_file_name("BM_a.b-c") == "BM_a.b-c");
+  BOOST_TEST(sanitize_file_name("") == "benchmark");
+  BOOST_TEST(sanitize_file_name("..") == "benchmark");
+  BOOST_TEST(sanitize_file_name("a b\xc3\xa9") == "a_b__");
+}
+
+BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("regionprof_benchmark_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::filesystem::path out = dir.string() + ".out.json";
+  const std::string command = "REGIONPROF_BENCHMARK_DIR='" + dir.string() + "' '" BENCHMARK_SUITE
+                              "' --benchmark_format=json --benchmark_min_time=0.01 > '" + out.string() + "'";
+  BOOST_TEST_REQUIRE(std::system(command.c_str()) == 0, command);
+
+  const json::value report = json::parse(read_all(out));
+  const json::array& benchmarks = report.at("benchmarks").as_array();
+  BOOST_TEST_REQUIRE(benchmarks.size() == 3u);
+  const std::pair<const char*, std::pair<const char*, const char*>> expected[] = {
+      {"BM_ParseAndSum", {"aot_module:parse", "aot_module:sum"}},
+      {"BM_SortAndDedup", {"untuned_module:sort", "untuned_module:dedup"}},
+      {"BM_HashAndCount", {"aot_module:hash", "untuned_module:count"}}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& [name, regions] = expected[i];
+    BOOST_TEST_CONTEXT(name) {
+      const json::object& entry = benchmarks[i].as_object();
+      BOOST_TEST(entry.at("name").as_string() == name);
+      // The counters are time per iteration in us, at most the iteration's own real time.
+      const double iteration_us = entry.at("real_time").to_number<double>() / 1000.0;  // time_unit ns
+      BOOST_TEST(entry.at("time_unit").as_string() == "ns");
+      for (const char* region : {regions.first, regions.second}) {
+        const std::string counter = std::string(region) + "_cpu_us";
+        BOOST_TEST_REQUIRE(entry.contains(counter), counter);
+        const double value = entry.at(counter).to_number<double>();
+        BOOST_TEST(value > 0.0, counter);
+        BOOST_TEST(value < iteration_us * 1.5, counter << " " << value << " vs " << iteration_us);
+        BOOST_TEST(!entry.contains(std::string(region) + "_device_us"));  // no device data without a GPU
+      }
+      // One profile per benchmark, named after it, readable as a regionprof profile.
+      const std::filesystem::path profile = dir / (std::string(name) + ".json");
+      BOOST_TEST_REQUIRE(std::filesystem::exists(profile), profile);
+      const regionprof::saved_profile saved = regionprof::read_profile(profile.string());
+      BOOST_TEST(saved.target_type == "google_benchmark");
+      BOOST_TEST(!saved.runs.empty());
+      BOOST_TEST(saved.regions.size() == 2u);
+    }
+  }
+  std::size_t files = 0;
+  for (const auto& file : std::filesystem::directory_iterator(dir)) files += file.path().extension() == ".json";
+  BOOST_TEST(files == 3u);
+
+  // Google Benchmark's console output shows the counters too.
+  const std::filesystem::path console = dir.string() + ".console.txt";
+  const std::string console_command = "REGIONPROF_BENCHMARK_DIR='" + dir.string() + "' '" BENCHMARK_SUITE
+                                      "' --benchmark_filter=BM_SortAndDedup --benchmark_min_time=0.01 > '" +
+                                      console.string() + "'";
+  BOOST_TEST_REQUIRE(std::system(console_command.c_str()) == 0);
+  const std::string text = read_all(console);
+  BOOST_TEST(text.find("untuned_module:sort_cpu_us=") != std::string::npos, text);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(out);
+  std::filesystem::remove(console);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
