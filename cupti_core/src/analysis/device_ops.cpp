@@ -27,7 +27,10 @@ void engine::sum_launches() {
 }
 
 // Rule 9: an off-thread launch outside any region of its own thread goes to the topmost region open on
-// the marker's thread when the launching call started, else to the residual.
+// the marker's thread when the launching call started, else to the residual; with the region tree, to
+// the innermost region instance open then (rule 14), whose topmost region is that one. Instances are
+// in start order and nest: the last one starting at or before the call, then its enclosing ones, until
+// one ends at or after it (closed intervals).
 void engine::resolve_pending() {
   for (std::uint32_t slot : pending_slots_) {
     const std::int64_t time = in_.intervals[correlation_.call(slot)].start_ns;
@@ -35,7 +38,14 @@ void engine::resolve_pending() {
     auto after = std::upper_bound(instances.begin(), instances.end(), time,
                                   [](std::int64_t t, const region_instance& r) { return t < r.start; });
     aggregate_index result = no_aggregate::none;
-    if (after != instances.begin() && std::prev(after)->end >= time) result = std::prev(after)->aggregate;
+    if (after != instances.begin()) {
+      std::uint32_t i = static_cast<std::uint32_t>(std::prev(after) - instances.begin());
+      while (i != no_instance && instances[i].end < time) i = instances[i].parent;
+      if (i != no_instance) {
+        result = instances[i].aggregate;
+        if (instances[i].node.is_index()) tree_[instances[i].node].self_device += slot_device_[slot];
+      }
+    }
     slot_aggregate_[slot] = result;
   }
   pending_slots_.clear();

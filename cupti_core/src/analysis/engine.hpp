@@ -9,10 +9,13 @@
 //   4. walk each thread once with a stack (rule 1), marker threads first: run ownership (2, 9), topmost
 //      regions (3-5), key averages (10) and each launch's owner (run, region) per correlation slot
 //      (thread_walk.cpp);
+//      and, with analysis_options::region_tree, each region instance's tree node (rule 14);
 //   5. give each device op to its launch's owner (6), union and span per run (device_ops.cpp), then
 //      assemble the result (assemble.cpp, key_averages.cpp, warnings.cpp).
 // Per-event state: the per-thread order (4 B per interval), the stack (depth only), and per correlation
-// slot 20 B (interval index, device time, owning run, owning aggregate).
+// slot 20 B (interval index, device time, owning run, owning aggregate). The region tree adds per
+// (run, path) node one tree_stats and one child-map entry (at most region_tree_max_nodes), nothing per
+// plain event; with cross_thread, one region_instance per nested region instance too.
 #pragma once
 
 #include <algorithm>
@@ -107,13 +110,33 @@ struct aggregate {
   std::int64_t off_cpu = 0;
   bool off_thread = false;
   std::int64_t first_seen = max_ns;  ///< earliest start of an owning instance
+  tree_node_index tree_root;         ///< the topmost tree node of this (run, region); none: tree off
 };
 
-/// A topmost region instance on the marker's thread (rule 9's "region open at that moment"), ns.
+/// One (run, path) node of the region tree (docs/design.md, rule 14), ns. Inclusive device and both
+/// self times are derived in assemble(); a node's parent is always created before it.
+struct tree_stats {
+  tree_node_index parent;    ///< none for a topmost node
+  std::uint32_t region = 0;  ///< classifier region index
+  std::uint64_t calls = 0;   ///< instances on the marker's thread
+  std::int64_t cpu = 0;      ///< inclusive: their clipped durations
+  std::int64_t self_device = 0;  ///< launched while this node was the innermost open region
+  std::int64_t first_seen = max_ns;  ///< earliest start of an instance (on or off the marker's thread)
+  // One-entry cache of child_node(): the last child looked up.
+  std::uint32_t last_child_region = static_cast<std::uint32_t>(-1);
+  tree_node_index last_child;
+};
+
+inline constexpr std::uint32_t no_instance = static_cast<std::uint32_t>(-1);
+
+/// A region instance on the marker's thread (rule 9's "region open at that moment"), ns: the topmost
+/// ones, and with the region tree the nested ones too, in start order.
 struct region_instance {
   std::int64_t start = 0;
   std::int64_t end = 0;
-  aggregate_index aggregate;  ///< always an index
+  aggregate_index aggregate;  ///< always an index: the topmost region's
+  tree_node_index node;       ///< its tree node (none: tree off)
+  std::uint32_t parent = no_instance;  ///< the enclosing region instance in the same vector, or none
 };
 
 /// One run: its marker interval and its device ops' totals, ns.
@@ -178,7 +201,13 @@ class engine {
   template <typename Frame>
   void pop(std::vector<Frame>& stack);
   aggregate_index begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
-                                       std::int64_t end);
+                                       std::int64_t end, std::uint32_t* instance);
+  // region_tree.cpp (rule 14)
+  tree_node_index new_tree_node(tree_node_index parent, std::uint32_t region);
+  /// The child of `parent` for `region`, created when new; none when the node cap refuses it.
+  tree_node_index child_node(tree_node_index parent, std::uint32_t region);
+  void assemble_tree(analysis_result& result, const std::vector<aggregate_index>& by_run,
+                     const std::vector<std::uint32_t>& result_index);
   aggregate_index aggregate_of(run_index run, std::uint32_t region);
   // device_ops.cpp
   void sum_launches();
@@ -221,6 +250,11 @@ class engine {
   std::unordered_map<std::uint64_t, aggregate_index> aggregate_index_;  // (run, region), per aggregate
   std::vector<cpu_key_stats> cpu_keys_;
   std::vector<device_key_stats> device_keys_;
+
+  // The region tree (rule 14): nodes of all runs, and (parent node, region) -> child node.
+  index_vector<tree_node_index, tree_stats> tree_;
+  std::unordered_map<std::uint64_t, tree_node_index> tree_children_;
+  std::uint64_t tree_truncated_ = 0;  ///< nested instances folded into their parent node by the cap
 
   // Counts for warnings.
   std::uint64_t overlaps_ = 0;

@@ -14,6 +14,7 @@
 #include "regionprof/report.hpp"
 #include "report/json_text.hpp"
 #include "report/report_common.hpp"
+#include "report/tree_report.hpp"
 
 namespace regionprof {
 namespace {
@@ -100,6 +101,7 @@ json::object run_object(const run_result& run, const analysis_result& result) {
   entry["timing"] = std::move(timing);
   entry["regions"] = std::move(regions);
   entry["residual"] = std::move(residual);
+  if (result.has_region_tree) entry["tree"] = report_detail::tree_json(run, result);  // rule 14
   return entry;
 }
 
@@ -206,6 +208,7 @@ std::string to_json(const analysis_result& result, const trace& source, const an
 
   // Additions beyond the reference module's report: new keys only.
   report["region_summary"] = region_summary_array(result);
+  if (result.has_region_tree) report["tree_summary"] = report_detail::tree_summary_json(result);  // rule 14
 
   std::string text;
   report_detail::append_json(text, report, 2);

@@ -13,6 +13,7 @@
 #include "regionprof/report.hpp"
 #include "report/json_text.hpp"
 #include "report/report_common.hpp"
+#include "report/tree_report.hpp"
 
 namespace regionprof {
 namespace {
@@ -319,6 +320,7 @@ std::string to_markdown(const analysis_result& result, const trace& source, cons
   runs_section(out, result);
   regions_section(out, result, summaries);
   attribution_section(out, result);
+  report_detail::append_tree_markdown(out, result);  // rule 14
   out += "## Key averages\n\n";
   key_average_view_section(out, result.cpu_time_total, "By total CPU time");
   if (result.device_time_total) key_average_view_section(out, *result.device_time_total, "By total device time");

@@ -12,14 +12,27 @@ constexpr std::array warning_codes{
 #undef REGIONPROF_WARNING_CODE
 };
 
-// The table is indexed by the enum's value: values are dense and in order.
-constexpr bool dense_in_order() {
-  for (std::size_t i = 0; i < warning_codes.size(); ++i) {
-    if (static_cast<std::size_t>(warning_codes[i].code) != i) return false;
+// Values increase along the table; a value may be skipped (one reserved for a code another branch
+// appends), so to_string() finds a code by a table indexed by value.
+constexpr bool increasing() {
+  for (std::size_t i = 1; i < warning_codes.size(); ++i) {
+    if (static_cast<std::size_t>(warning_codes[i].code) <= static_cast<std::size_t>(warning_codes[i - 1].code)) {
+      return false;
+    }
   }
   return true;
 }
-static_assert(dense_in_order(), "warning_codes.def: values must be 0, 1, 2, ... in order");
+static_assert(increasing(), "warning_codes.def: values must increase in table order");
+
+constexpr std::size_t value_count = static_cast<std::size_t>(warning_codes.back().code) + 1;
+constexpr std::size_t no_row = static_cast<std::size_t>(-1);
+/// Per enum value: its row in warning_codes, or no_row for a reserved value.
+constexpr std::array<std::size_t, value_count> row_of_value = [] {
+  std::array<std::size_t, value_count> rows{};
+  rows.fill(no_row);
+  for (std::size_t i = 0; i < warning_codes.size(); ++i) rows[static_cast<std::size_t>(warning_codes[i].code)] = i;
+  return rows;
+}();
 
 constexpr std::array warning_sources{warning_source::core, warning_source::nvtx, warning_source::cupti,
                                      warning_source::import};
@@ -27,8 +40,9 @@ constexpr std::array warning_sources{warning_source::core, warning_source::nvtx,
 }  // namespace
 
 std::string_view to_string(warning_code code) noexcept {
-  const auto index = static_cast<std::size_t>(code);
-  return index < warning_codes.size() ? warning_codes[index].name : std::string_view("UNKNOWN");
+  const auto value = static_cast<std::size_t>(code);
+  if (value >= row_of_value.size() || row_of_value[value] == no_row) return "UNKNOWN";
+  return warning_codes[row_of_value[value]].name;
 }
 
 std::string_view to_string(warning_source source) noexcept {
