@@ -53,7 +53,7 @@ aggregate_index engine::begin_topmost_region(run_index run, ownership state, std
   aggregate& a = aggregates_[index];
   tree_stats* node = nullptr;
   if (options_.region_tree) {
-    if (!a.tree_root.is_index()) a.tree_root = new_tree_node(no_tree_node::none, region);
+    if (!a.tree_root.is_index()) a.tree_root = new_tree_node(run, no_tree_node::none, region, root_path(region));
     node = &tree_[a.tree_root];
     node->first_seen = std::min(node->first_seen, start);
   }
@@ -158,7 +158,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
           f.node = aggregates_[f.aggregate].tree_root;
         } else if (f.node.is_index()) {
           // A region below a region: a deeper tree node (rule 14); the topmost aggregate is unchanged.
-          const tree_node_index child = child_node(f.node, cls - region_class);
+          const tree_node_index child = child_node(f.run, f.node, cls - region_class);
           if (child.is_index()) {  // else folded into f.node by the cap (REGION_TREE_TRUNCATED)
             tree_stats& n = tree_[child];
             n.first_seen = std::min(n.first_seen, start);
@@ -223,7 +223,8 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
             slot_aggregate_[slot] = f.aggregate;
           } else if (f.state == ownership::off_thread) {
             slot_aggregate_[slot] = no_aggregate::pending;
-            pending_slots_.push_back(slot);
+            runs_[f.run].pending.push_back({slot, start, f.device});
+            any_pending_ = true;
           }
         }
       }
