@@ -153,6 +153,16 @@ class flat_index_map {
       if (keys_[at] == empty_key) return Index::states::none;
     }
   }
+  std::size_t size() const noexcept { return size_; }
+  /// Room for `count` entries without growing; only while empty (a hint, e.g. the previous run's size).
+  void reserve(std::size_t count) {
+    if (size_ != 0 || 2 * count <= keys_.size()) return;
+    std::size_t capacity = 16;
+    while (capacity < 2 * count) capacity *= 2;
+    keys_.assign(capacity, empty_key);
+    values_.assign(capacity, Index::states::none);
+    set_capacity(capacity);
+  }
   /// Precondition: find(key) is none.
   void insert(std::uint64_t key, Index value) {
     if (2 * (size_ + 1) > keys_.size()) grow();
@@ -174,13 +184,17 @@ class flat_index_map {
     const std::size_t capacity = old_keys.empty() ? 16 : 2 * old_keys.size();
     keys_.assign(capacity, empty_key);
     values_.assign(capacity, Index::states::none);
-    mask_ = capacity - 1;
-    shift_ = 64;
-    for (std::size_t c = capacity; c > 1; c >>= 1) --shift_;  // the product's top log2(capacity) bits
+    set_capacity(capacity);
     size_ = 0;
     for (std::size_t i = 0; i < old_keys.size(); ++i) {
       if (old_keys[i] != empty_key) insert(old_keys[i], old_values[i]);
     }
+  }
+
+  void set_capacity(std::size_t capacity) noexcept {
+    mask_ = capacity - 1;
+    shift_ = 64;
+    for (std::size_t c = capacity; c > 1; c >>= 1) --shift_;  // the product's top log2(capacity) bits
   }
 
   std::vector<std::uint64_t> keys_;

@@ -102,6 +102,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
   const bool only_marker_thread = marker_threads_.size() == 1 && marker_threads_[0] == thread;
   const bool lookups = !synthetic && !only_marker_thread && !lookup_.empty();
   std::uint32_t ordinal = 0;
+  run_index previous_run = no_run::none;  ///< the last run of this thread's topmost markers
   const std::vector<run_index>* known_runs = runs_known_ ? &thread_runs_[thread] : nullptr;
 
   for (std::uint32_t index : order_.of(thread)) {
@@ -141,6 +142,13 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         markers_.push_back({start, end, thread, ordinal, code});
       }
       ++ordinal;
+      if (code.is_index() && previous_run.is_index() && options_.region_tree) {
+        // Runs repeat: size this run's tables as the previous one on this thread ended (rule 14).
+        run_state& r = runs_[code];
+        r.tree_nodes.reserve(runs_[previous_run].tree_nodes.size());
+        if (options_.cross_thread) r.instances.reserve(runs_[previous_run].instances.size());
+      }
+      if (code.is_index()) previous_run = code;
       f.run = code;
       f.state = code == no_run::skipped ? ownership::skipped : ownership::on_thread;
       f.under_marker = true;
