@@ -17,7 +17,9 @@ std::vector<std::string> tree_violations(const analysis_result& result) {
   std::vector<std::string> bad;
   if (result.tree_regions.size() < result.regions.size()) bad.push_back("tree_regions shorter than regions");
   for (std::size_t i = 0; i < result.regions.size() && i < result.tree_regions.size(); ++i) {
-    if (result.tree_regions[i].id != result.regions[i].id) bad.push_back("tree_regions[" + std::to_string(i) + "] differs");
+    if (result.tree_regions[i].id != result.regions[i].id) {
+      bad.push_back("tree_regions[" + std::to_string(i) + "] differs");
+    }
   }
   for (const run_result& run : result.runs) {
     const std::string where = "run " + std::to_string(run.run_index) + ": ";

@@ -151,8 +151,9 @@ void engine::assemble_tree(analysis_result& result, const std::vector<aggregate_
       out.push_back(emitted);
       // Pushed latest first, so the first child in order is popped first.
       bool in_order = true;
-      for (tree_node_index c = node.first_child, prev = no_tree_node::none; c.is_index(); prev = c, c = tree_[c].next_sibling) {
-        if (prev.is_index() && !later(prev, c)) in_order = false;
+      for (tree_node_index c = node.first_child; c.is_index() && tree_[c].next_sibling.is_index();
+           c = tree_[c].next_sibling) {
+        if (!later(c, tree_[c].next_sibling)) in_order = false;
       }
       if (in_order) {
         for (tree_node_index c = node.first_child; c.is_index(); c = tree_[c].next_sibling) stack.emplace_back(c, self);

@@ -169,7 +169,8 @@ void append_tree_markdown(std::string& out, const analysis_result& result) {
   }
   out += "Each region instance under the region it nests in (docs/design.md, rule 14); median over " +
          std::to_string(result.runs.size()) +
-         " run(s) of each figure, a run without the node counting as 0; times in us (in each run, self = inclusive - the children's inclusive).\n\n";
+         " run(s) of each figure, a run without the node counting as 0; times in us (in each run, self =\n"
+         "inclusive - the children's inclusive).\n\n";
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"region", "runs", "calls", "CPU (us)", "self CPU (us)"});
   if (result.has_device_data) {
