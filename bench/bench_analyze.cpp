@@ -2,7 +2,9 @@
 //
 // BM_Analyze/N: N events (CPU intervals + device ops) in Kineto order (each thread's intervals by start,
 // device ops by start). BM_AnalyzeCaptureOrder/N: intervals in end order and device ops in launch
-// order, so the analysis sorts. items_per_second = events per second; generation is outside the timing.
+// order, so the analysis sorts. BM_AnalyzeNoTree/N: BM_Analyze with analysis_options::region_tree off
+// (docs/design.md, rule 14: the tree costs at most 15 % of BM_Analyze). items_per_second = events per
+// second; generation is outside the timing.
 // Budget (docs/design.md, Budgets): >= 10 million events/s on one core, and 10 M events in <= 64 bytes/event peak RSS:
 //   /usr/bin/time -v build/bin/regionprof_bench --benchmark_filter='BM_Analyze/10000000'
 #include <benchmark/benchmark.h>
@@ -12,27 +14,34 @@
 
 namespace {
 
-void run_analysis(benchmark::State& state, bool capture_order) {
+void run_analysis(benchmark::State& state, bool capture_order, bool region_tree = true) {
   regionprof::bench::workload_options options;
   options.events = static_cast<std::size_t>(state.range(0));
   options.capture_order = capture_order;
   const regionprof::trace trace = regionprof::bench::generate_workload(options);
-  const regionprof::analysis_options analysis = regionprof::bench::workload_analysis_options();
+  regionprof::analysis_options analysis = regionprof::bench::workload_analysis_options();
+  analysis.region_tree = region_tree;
   std::size_t runs = 0;
+  std::size_t tree_nodes = 0;
   for (auto _ : state) {
     regionprof::analysis_result result = regionprof::analyze(trace, analysis);
     runs = result.runs.size();
+    tree_nodes = 0;
+    for (const regionprof::run_result& run : result.runs) tree_nodes += run.tree.size();
     benchmark::DoNotOptimize(result);
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(trace.event_count()));
   state.counters["events"] = static_cast<double>(trace.event_count());
   state.counters["runs"] = static_cast<double>(runs);
+  state.counters["tree_nodes"] = static_cast<double>(tree_nodes);
 }
 
 void BM_Analyze(benchmark::State& state) { run_analysis(state, false); }
 void BM_AnalyzeCaptureOrder(benchmark::State& state) { run_analysis(state, true); }
+void BM_AnalyzeNoTree(benchmark::State& state) { run_analysis(state, false, false); }
 
 BENCHMARK(BM_Analyze)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AnalyzeCaptureOrder)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeNoTree)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -7,7 +7,9 @@
  *   fork        2 steps; a forked child does 5 steps of its own and exits normally first
  *   chdir       chdir("/"), then 2 steps
  *   wrapper     no NVTX call of its own: runs `run_child exit 5` as a child process and exits with its
- *               status, as a wrapper script would */
+ *               status, as a wrapper script would
+ *   nested      2 steps, each `outer` holding `inner` twice, the second `inner` holding `inner` (the
+ *               region tree of docs/design.md, rule 14) */
 #define _POSIX_C_SOURCE 200809L
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -16,6 +18,11 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static void spin(void) {
+  volatile double sum = 0.0;
+  for (int j = 0; j < 100000; ++j) sum = sum + (double)j;
+}
 
 static void steps(int count) {
   for (int i = 0; i < count; ++i) {
@@ -71,6 +78,23 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(child, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  if (strcmp(mode, "nested") == 0) {
+    for (int i = 0; i < 2; ++i) {
+      nvtxRangePushA("step");
+      nvtxRangePushA("outer");
+      nvtxRangePushA("inner");
+      spin();
+      nvtxRangePop();
+      nvtxRangePushA("inner");
+      nvtxRangePushA("inner");
+      spin();
+      nvtxRangePop();
+      nvtxRangePop();
+      nvtxRangePop();
+      nvtxRangePop();
+    }
+    return 0;
   }
   if (strcmp(mode, "chdir") == 0) {
     if (chdir("/") != 0) return 1;

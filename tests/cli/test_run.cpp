@@ -245,4 +245,30 @@ BOOST_AUTO_TEST_CASE(what_cannot_run_is_refused_clearly) {
   BOOST_TEST(!fs::exists(dir.path / "profile.json"));
 }
 
+// NVTX nesting through the capture: `outer` > `inner` > `inner` becomes the region tree (rule 14).
+BOOST_AUTO_TEST_CASE(nested_nvtx_ranges_make_the_region_tree) {
+  scratch_dir dir;
+  const outcome run = regionprof_run(
+      dir.path, {"--run-marker", "step", "--region", "(outer|inner)=r", "-o", "p.json", "--", RUN_CHILD, "nested"});
+  BOOST_TEST_REQUIRE(run.status == 0);
+  const json::object profile = load_profile(dir.path / "p.json");
+  const json::array& runs = profile.at("runs").as_array();
+  BOOST_TEST_REQUIRE(runs.size() == 2u);
+  for (const json::value& r : runs) {
+    const json::array& tree = r.at("tree").as_array();
+    BOOST_TEST_REQUIRE(tree.size() == 3u);  // r:outer, r:outer/r:inner, r:outer/r:inner/r:inner
+    BOOST_TEST(tree[0].at("path").as_array().size() == 1u);
+    BOOST_TEST(tree[1].at("path").as_array().size() == 2u);
+    BOOST_TEST(tree[2].at("path").as_array().size() == 3u);
+    BOOST_TEST(tree[2].at("path").at(2).as_string() == "r:inner");
+    BOOST_TEST(tree[1].at("calls").as_int64() == 2);
+    BOOST_TEST(tree[2].at("calls").as_int64() == 1);
+    BOOST_TEST(number(tree[0].at("cpu_time_us")) == number(r.at("regions").at(0).at("cpu_time_us")));
+    const double self_inner = number(tree[1].at("self_cpu_time_us"));
+    BOOST_TEST(std::abs(self_inner - (number(tree[1].at("cpu_time_us")) - number(tree[2].at("cpu_time_us")))) < 1e-6);
+    BOOST_TEST(self_inner >= 0.0);
+  }
+  BOOST_TEST(profile.at("tree_summary").as_array().size() == 3u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -198,6 +198,27 @@ result attribute(const trace& t, const rules& r) {
     }
   }
 
+  // Rule 14: the regions on i's chain inside its run (below the run's marker; off-thread, up to and
+  // including the subtree's root), topmost first.
+  auto region_path = [&](std::size_t i) {
+    std::vector<std::string> path;
+    for (std::size_t x : chain(i)) {
+      if (!owners[i].off_thread && static_cast<std::int64_t>(x) == owners[i].boundary) break;
+      if (region[x]) path.push_back(*region[x]);
+      if (owners[i].off_thread && static_cast<std::int64_t>(x) == owners[i].boundary) break;
+    }
+    std::reverse(path.begin(), path.end());
+    return path;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t run = attributed_run(i);
+    if (!region[i] || run == none) continue;
+    tree_figures& node = out.runs[static_cast<std::size_t>(run)].tree[region_path(i)];
+    if (owners[i].off_thread) continue;  // an off-thread instance adds a node, no calls, no CPU time
+    ++node.calls;
+    node.cpu_ns += end[i] - iv[i].start_ns;
+  }
+
   // Rule 6: each op to its launching call (the first API call with its correlation id, by scanning every
   // interval), to that call's run and owning region. An off-thread launch outside any off-thread region
   // goes to the topmost region open at its start on the marker's thread.
@@ -237,6 +258,21 @@ result attribute(const trace& t, const rules& r) {
       }
     }
     if (owner_region != none) run.regions[*region[static_cast<std::size_t>(owner_region)]].device_ns += d;
+    // Rule 14: the innermost region open at the launch; off-thread outside any region of its own thread,
+    // the innermost region instance open at the call's start on the marker's thread (the last in the walk).
+    if (owning_region(call) != none) {
+      run.tree[region_path(call)].self_device_ns += d;
+    } else if (owners[call].off_thread) {
+      const std::size_t m = marker_of_run[static_cast<std::size_t>(run_index)];
+      std::int64_t innermost = none;
+      for (std::size_t i : walk) {
+        if (iv[i].thread == iv[m].thread && on_thread_run(i) == run_index && region[i] &&
+            iv[i].start_ns <= iv[call].start_ns && iv[call].start_ns <= end[i]) {
+          innermost = static_cast<std::int64_t>(i);
+        }
+      }
+      if (innermost != none) run.tree[region_path(static_cast<std::size_t>(innermost))].self_device_ns += d;
+    }
     if (on_thread_run(call) == none) continue;
     key_figures& k = out.keys[{std::string(t.strings.view(op.name)), device_type::cuda}];
     ++k.count;
@@ -275,6 +311,15 @@ result attribute(const trace& t, const rules& r) {
       device += f.device_ns;
     }
     run.residual_cpu_ns = std::max<std::int64_t>(0, run.cpu_ns - cpu);
+    for (auto& [path, node] : run.tree) {
+      node.self_cpu_ns = node.cpu_ns;
+      node.device_ns = 0;
+      for (const auto& [other, o] : run.tree) {
+        const bool below = other.size() >= path.size() && std::equal(path.begin(), path.end(), other.begin());
+        if (below) node.device_ns += o.self_device_ns;
+        if (below && other.size() == path.size() + 1) node.self_cpu_ns -= o.cpu_ns;
+      }
+    }
     run.residual_device_ns = std::max<std::int64_t>(0, run.device_ns - device);
   }
 

@@ -2,7 +2,7 @@
 // 1-13) that the analysis tests (random traces) and the CLI tests (real traces) judge the engine by. It shares no code with the engine:
 // each interval's parent by scanning every earlier interval of its thread, ownership by walking parent
 // chains, each device op's launching call by scanning all intervals, the device union by testing every
-// elementary segment.
+// elementary segment, each tree node's figures by comparing every pair of paths.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +51,15 @@ struct region_figures {
   std::int64_t first_seen_ns = std::numeric_limits<std::int64_t>::max();  ///< earliest on-thread start
 };
 
+/// One node of the naive region tree (rule 14): the figures of one path of region ids, ns.
+struct tree_figures {
+  std::uint64_t calls = 0;        ///< on-thread instances with this path
+  std::int64_t cpu_ns = 0;        ///< their clipped durations (inclusive)
+  std::int64_t self_cpu_ns = 0;   ///< cpu_ns - the cpu_ns of the paths one region longer
+  std::int64_t device_ns = 0;     ///< ops launched with this path or a longer one open
+  std::int64_t self_device_ns = 0;  ///< ops launched with exactly this path innermost
+};
+
 struct run_figures {
   std::int64_t cpu_ns = 0;     ///< the marker's (clipped) duration
   std::int64_t device_ns = 0;  ///< sum of the ops its launches own
@@ -59,6 +68,7 @@ struct run_figures {
   std::map<std::string, region_figures> regions;  ///< by region id
   std::int64_t residual_cpu_ns = 0;
   std::int64_t residual_device_ns = 0;
+  std::map<std::vector<std::string>, tree_figures> tree;  ///< by path, topmost region first
 };
 
 /// Rule 10's figures of one (name, device) key, over on-thread work only (as with cross_thread off).

@@ -308,6 +308,49 @@ BOOST_AUTO_TEST_CASE(every_level_marks_nested_modules_and_the_analysis_keeps_the
   }
 }
 
+// every_level gives the region tree (docs/design.md, rule 14): each module's own time, under its parent,
+// with nothing counted twice.
+BOOST_AUTO_TEST_CASE(every_level_nests_each_module_under_its_parent_in_the_region_tree) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
+  const torch::Tensor x = torch::randn({3, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, 2));
+  const regionprof::analysis_result& result = profile.result();
+  BOOST_TEST(result.has_region_tree);
+  for (const auto& run : result.runs) {
+    std::map<std::string, const regionprof::tree_node*> by_path;
+    std::map<std::string, std::int64_t> child_cpu;
+    for (std::size_t i = 0; i < run.tree.size(); ++i) {
+      std::string path;
+      for (std::uint32_t region : regionprof::tree_path(run.tree, i)) {
+        path += (path.empty() ? "" : "/") + result.tree_regions.at(region).id;
+      }
+      by_path[path] = &run.tree[i];
+      if (run.tree[i].parent != regionprof::tree_node::no_parent) {
+        std::string parent = path.substr(0, path.rfind('/'));
+        child_cpu[parent] += run.tree[i].cpu_time_ns;
+      }
+    }
+    const std::string encoder = "untuned_module:encoder";
+    BOOST_TEST_REQUIRE(by_path.count(encoder) == 1u);
+    BOOST_TEST_REQUIRE(by_path.count(encoder + "/untuned_module:encoder.linear") == 1u);
+    BOOST_TEST_REQUIRE(by_path.count(encoder + "/untuned_module:encoder.act") == 1u);
+    BOOST_TEST(by_path.at(encoder + "/untuned_module:encoder.linear")->calls == 1u);
+    for (const auto& [path, node] : by_path) {
+      BOOST_TEST_CONTEXT(path) {
+        BOOST_TEST(node->self_cpu_time_ns == node->cpu_time_ns - child_cpu[path]);
+        BOOST_TEST(node->self_cpu_time_ns >= 0);
+      }
+    }
+    // The topmost nodes are the run's regions: the tree adds no time to the attribution.
+    std::int64_t topmost = 0;
+    for (const auto& node : run.tree) topmost += node.parent == regionprof::tree_node::no_parent ? node.cpu_time_ns : 0;
+    BOOST_TEST(topmost + run.residual_cpu_ns == run.cpu_time_ns);
+  }
+  BOOST_TEST(profile.markdown().find("\n  untuned_module:encoder.linear ") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(scripted_outputs_are_bit_identical_and_removal_leaves_no_region) {
   torch::manual_seed(4);
   torch::jit::Module net = net_module();

@@ -1,4 +1,4 @@
-// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-13).
+// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-14).
 #pragma once
 
 #include <cstddef>
@@ -71,6 +71,10 @@ struct analysis_options {
   bool cross_thread = false;  ///< attribute work of threads without a marker (rule 9)
   std::size_t row_limit = 20;  ///< key-average rows per view
   std::size_t skip_runs = 0;   ///< discard the first N markers in time (warm-up runs)
+  bool region_tree = true;     ///< build each run's region tree (rule 14); off changes no other figure
+  /// Most (run, path) nodes of all runs' trees together (rule 14); a nested instance that would open a
+  /// node past the cap is folded into its parent node (REGION_TREE_TRUNCATED). About 100 bytes per node.
+  std::size_t region_tree_max_nodes = std::size_t{1} << 20;
 };
 
 /// One observed region (report `regions`).
@@ -90,6 +94,24 @@ struct region_aggregate {
   std::optional<std::int64_t> off_thread_cpu_time_ns;  ///< present iff seen off-thread (cross_thread)
 };
 
+/// One node of a run's region tree (docs/design.md, rule 14): the region instances of one path of
+/// region ids, from a topmost region down, as they nest on the marker's thread. Times are ns;
+/// self = inclusive - the sum of the child nodes' inclusive times, and is never negative.
+struct tree_node {
+  static constexpr std::uint32_t no_parent = static_cast<std::uint32_t>(-1);
+  std::uint32_t region = 0;          ///< the path's last region: index into analysis_result::tree_regions
+  std::uint32_t parent = no_parent;  ///< index of the parent node in run_result::tree; no_parent: topmost
+  std::uint32_t depth = 0;           ///< 0 for a topmost node (path length - 1)
+  std::uint64_t calls = 0;           ///< instances on the marker's thread
+  std::int64_t cpu_time_ns = 0;      ///< inclusive: sum of those instances' (clipped) durations
+  std::int64_t self_cpu_time_ns = 0;
+  std::optional<std::int64_t> device_time_ns;       ///< launched in the subtree; present iff device data
+  std::optional<std::int64_t> self_device_time_ns;  ///< launched in the node but in no child node
+};
+
+/// The path of `tree[node]`: tree_regions indices from the topmost region down to the node's own.
+std::vector<std::uint32_t> tree_path(const std::vector<tree_node>& tree, std::size_t node);
+
 /// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
 struct run_result {
   std::size_t run_index = 0;
@@ -101,6 +123,9 @@ struct run_result {
   std::vector<region_aggregate> regions;       ///< in order of first appearance in the run
   std::int64_t residual_cpu_ns = 0;            ///< max(0, cpu_time_ns - sum of regions)
   std::optional<std::int64_t> residual_device_ns;
+  /// The run's region tree in depth-first order (a parent before its children; topmost nodes in the
+  /// order of `regions`, children by first appearance). Empty when analysis_options::region_tree is off.
+  std::vector<tree_node> tree;
 };
 
 /// `CPU` rows are CPU intervals, `CUDA` rows device ops.
@@ -131,6 +156,10 @@ struct analysis_result {
   bool has_device_data = false;
   std::vector<run_result> runs;
   std::vector<region_info> regions;  ///< regions that owned time in some run, first-seen order
+  bool has_region_tree = false;      ///< analysis_options::region_tree was on
+  /// Every region of some tree node: `regions` first (same indices), then the regions seen only nested
+  /// below another region, by first appearance (rule 14).
+  std::vector<region_info> tree_regions;
   key_average_view cpu_time_total;
   std::optional<key_average_view> device_time_total;  ///< present iff device data
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own

@@ -1,5 +1,5 @@
 // The result: regions by first appearance, each run's figures and region aggregates (docs/design.md,
-// rules 3-8), then the key averages and the warnings.
+// rules 3-8) and region trees (rule 14), then the key averages and the warnings.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -76,6 +76,7 @@ analysis_result engine::assemble() {
     result.runs.push_back(std::move(run));
   }
 
+  assemble_tree(result, by_run, result_index);  // rule 14
   add_key_averages(result);
   add_warnings(result);
   return result;

@@ -27,19 +27,46 @@ void engine::sum_launches() {
 }
 
 // Rule 9: an off-thread launch outside any region of its own thread goes to the topmost region open on
-// the marker's thread when the launching call started, else to the residual.
+// the marker's thread when the launching call started, else to the residual; with the region tree, to
+// the innermost region instance open then (rule 14), whose topmost region is that one. Instances are
+// in start order and nest: the last one starting at or before the call, then its enclosing ones, until
+// one ends at or after it (closed intervals).
 void engine::resolve_pending() {
-  for (std::uint32_t slot : pending_slots_) {
-    const std::int64_t time = in_.intervals[correlation_.call(slot)].start_ns;
-    const std::vector<region_instance>& instances = runs_[slot_run_[slot]].instances;
-    auto after = std::upper_bound(instances.begin(), instances.end(), time,
-                                  [](std::int64_t t, const region_instance& r) { return t < r.start; });
-    aggregate_index result = no_aggregate::none;
-    if (after != instances.begin() && std::prev(after)->end >= time) result = std::prev(after)->aggregate;
-    slot_aggregate_[slot] = result;
+  if (!any_pending_) return;
+  auto by_start = [](std::int64_t t, const region_instance& r) { return t < r.start; };
+  for (run_state& run : runs_) {
+    std::vector<region_instance>& instances = run.instances;
+    std::size_t cursor = 0;  // instances[cursor].start <= the previous launch's start, when it was found
+    for (const pending_launch& launch : run.pending) {
+      const std::int64_t time = launch.start;
+      // The last instance starting at or before `time`. One thread's launches come in start order, so
+      // gallop forward from the previous one's; a later thread starts again from the beginning.
+      if (cursor >= instances.size() || instances[cursor].start > time) cursor = 0;
+      std::size_t after = cursor;
+      for (std::size_t step = 1; after < instances.size() && instances[after].start <= time; step *= 2) {
+        cursor = after;
+        after = std::min(instances.size(), after + step);
+      }
+      after = static_cast<std::size_t>(
+          std::upper_bound(instances.begin() + static_cast<std::ptrdiff_t>(cursor),
+                           instances.begin() + static_cast<std::ptrdiff_t>(after), time, by_start) -
+          instances.begin());
+      aggregate_index result = no_aggregate::none;
+      if (after > 0) {
+        cursor = after - 1;
+        // Climb to the innermost instance still open at `time` (closed intervals; rule 14).
+        std::uint32_t i = static_cast<std::uint32_t>(after - 1);
+        while (i != no_instance && instances[i].end < time) i = instances[i].parent;
+        if (i != no_instance) {
+          result = instances[i].aggregate;
+          if (instances[i].node.is_index()) tree_[instances[i].node].self_device += launch.device;
+        }
+      }
+      slot_aggregate_[launch.slot] = result;
+    }
+    run.pending.clear();
+    run.pending.shrink_to_fit();
   }
-  pending_slots_.clear();
-  pending_slots_.shrink_to_fit();
 }
 
 // After resolve_pending(): every slot's aggregate is an index or no_aggregate::none.

@@ -9,10 +9,14 @@
 //   4. walk each thread once with a stack (rule 1), marker threads first: run ownership (2, 9), topmost
 //      regions (3-5), key averages (10) and each launch's owner (run, region) per correlation slot
 //      (thread_walk.cpp);
+//      and, with analysis_options::region_tree, each region instance's tree node (rule 14);
 //   5. give each device op to its launch's owner (6), union and span per run (device_ops.cpp), then
 //      assemble the result (assemble.cpp, key_averages.cpp, warnings.cpp).
 // Per-event state: the per-thread order (4 B per interval), the stack (depth only), and per correlation
-// slot 20 B (interval index, device time, owning run, owning aggregate).
+// slot 20 B (interval index, device time, owning run, owning aggregate). The region tree adds per
+// (run, path) node one tree_stats (56 B) and its run's path -> node entry (12 B in a table at most half
+// full), per distinct path 16 B (at most region_tree_max_nodes nodes), nothing per plain event; with
+// cross_thread, one region_instance per nested region instance too.
 #pragma once
 
 #include <algorithm>
@@ -107,13 +111,118 @@ struct aggregate {
   std::int64_t off_cpu = 0;
   bool off_thread = false;
   std::int64_t first_seen = max_ns;  ///< earliest start of an owning instance
+  tree_node_index tree_root;         ///< the topmost tree node of this (run, region); none: tree off
 };
 
-/// A topmost region instance on the marker's thread (rule 9's "region open at that moment"), ns.
+/// One (run, path) node of the region tree (docs/design.md, rule 14), ns. Inclusive device and both
+/// self times are derived in assemble(); a node's parent is always created before it.
+struct tree_stats {
+  tree_node_index parent;    ///< none for a topmost node
+  std::uint32_t region = 0;  ///< classifier region index
+  tree_path_index path;      ///< its path among all runs' distinct paths
+  run_index run;             ///< always an index
+  tree_node_index first_child;   ///< the children as a list, the latest created first
+  tree_node_index next_sibling;  ///< the child of `parent` created before this one
+  std::uint64_t calls = 0;   ///< instances on the marker's thread
+  std::int64_t cpu = 0;      ///< inclusive: their clipped durations
+  std::int64_t self_device = 0;  ///< launched while this node was the innermost open region
+  std::int64_t first_seen = max_ns;  ///< earliest start of an instance (on or off the marker's thread)
+};
+
+/// One distinct path of region ids (all runs together): its parent path and last region. Few (as many as
+/// a run's distinct nestings, not runs x nestings), so their lookups stay in cache.
+struct tree_path_entry {
+  tree_path_index parent;  ///< none for a path of one region
+  std::uint32_t region = 0;
+  // One-entry cache of engine::child_node(): the child path looked up last.
+  std::uint32_t last_child_region = static_cast<std::uint32_t>(-1);
+  tree_path_index last_child;
+};
+
+/// A 64-bit key -> typed index map: open addressing with linear probing in a power-of-two table at most
+/// half full; two flat arrays, no allocation per entry. Keys never equal ~0 (callers' keys hold an index
+/// below first_state_value in their high or low 32 bits).
+template <typename Index>
+class flat_index_map {
+ public:
+  /// The index stored under `key`, or the none state.
+  Index find(std::uint64_t key) const noexcept {
+    if (keys_.empty()) return Index::states::none;
+    for (std::size_t at = slot(key);; at = (at + 1) & mask_) {
+      if (keys_[at] == key) return values_[at];
+      if (keys_[at] == empty_key) return Index::states::none;
+    }
+  }
+  std::size_t size() const noexcept { return size_; }
+  /// Room for `count` entries without growing; only while empty (a hint, e.g. the previous run's size).
+  void reserve(std::size_t count) {
+    if (size_ != 0 || 2 * count <= keys_.size()) return;
+    std::size_t capacity = 16;
+    while (capacity < 2 * count) capacity *= 2;
+    keys_.assign(capacity, empty_key);
+    values_.assign(capacity, Index::states::none);
+    set_capacity(capacity);
+  }
+  /// Precondition: find(key) is none.
+  void insert(std::uint64_t key, Index value) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    std::size_t at = slot(key);
+    while (keys_[at] != empty_key) at = (at + 1) & mask_;
+    keys_[at] = key;
+    values_[at] = value;
+    ++size_;
+  }
+
+ private:
+  static constexpr std::uint64_t empty_key = ~std::uint64_t{0};
+  std::size_t slot(std::uint64_t key) const noexcept {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
+  }
+  void grow() {
+    std::vector<std::uint64_t> old_keys = std::move(keys_);
+    std::vector<Index> old_values = std::move(values_);
+    const std::size_t capacity = old_keys.empty() ? 16 : 2 * old_keys.size();
+    keys_.assign(capacity, empty_key);
+    values_.assign(capacity, Index::states::none);
+    set_capacity(capacity);
+    size_ = 0;
+    for (std::size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] != empty_key) insert(old_keys[i], old_values[i]);
+    }
+  }
+
+  void set_capacity(std::size_t capacity) noexcept {
+    mask_ = capacity - 1;
+    shift_ = 64;
+    for (std::size_t c = capacity; c > 1; c >>= 1) --shift_;  // the product's top log2(capacity) bits
+  }
+
+  std::vector<std::uint64_t> keys_;
+  std::vector<Index> values_;
+  std::size_t size_ = 0;
+  std::size_t mask_ = 0;
+  unsigned shift_ = 64;
+};
+
+inline constexpr std::uint32_t no_instance = static_cast<std::uint32_t>(-1);
+
+/// An off-thread launch outside any region of its thread (rule 9), resolved after all walks: its slot,
+/// its call's start and the slot's device time (ns), kept so that resolve_pending() reads neither the
+/// interval nor the slot again.
+struct pending_launch {
+  std::uint32_t slot = 0;
+  std::int64_t start = 0;
+  std::int64_t device = 0;
+};
+
+/// A region instance on the marker's thread (rule 9's "region open at that moment"), ns: the topmost
+/// ones, and with the region tree the nested ones too, in start order.
 struct region_instance {
   std::int64_t start = 0;
   std::int64_t end = 0;
-  aggregate_index aggregate;  ///< always an index
+  aggregate_index aggregate;  ///< always an index: the topmost region's
+  tree_node_index node;       ///< its tree node (none: tree off)
+  std::uint32_t parent = no_instance;  ///< the enclosing region instance in the same vector, or none
 };
 
 /// One run: its marker interval and its device ops' totals, ns.
@@ -132,6 +241,10 @@ struct run_state {
   std::int64_t last_start = min_ns;
   bool unordered = false;
   std::vector<region_instance> instances;  ///< cross_thread only, in start order
+  /// Off-thread launches outside any region of their thread, in walk order (rule 9), until
+  /// resolve_pending(): kept per run so that its lookups stay in this run's instances.
+  std::vector<pending_launch> pending;
+  flat_index_map<tree_node_index> tree_nodes;  ///< region tree: path index -> this run's nested node
 };
 
 inline run_state new_run(std::int64_t start, std::int64_t end, std::uint32_t thread) {
@@ -178,7 +291,16 @@ class engine {
   template <typename Frame>
   void pop(std::vector<Frame>& stack);
   aggregate_index begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
-                                       std::int64_t end);
+                                       std::int64_t end, std::uint32_t* instance);
+  // region_tree.cpp (rule 14)
+  tree_node_index new_tree_node(run_index run, tree_node_index parent, std::uint32_t region, tree_path_index path);
+  /// The path of one region, created when new.
+  tree_path_index root_path(std::uint32_t region);
+  /// The child of `parent` (a node of `run`) for `region`, created when new; none when the node cap
+  /// refuses it.
+  tree_node_index child_node(run_index run, tree_node_index parent, std::uint32_t region);
+  void assemble_tree(analysis_result& result, const std::vector<aggregate_index>& by_run,
+                     const std::vector<std::uint32_t>& result_index);
   aggregate_index aggregate_of(run_index run, std::uint32_t region);
   // device_ops.cpp
   void sum_launches();
@@ -212,7 +334,7 @@ class engine {
   std::vector<std::int64_t> slot_device_;  ///< ns
   std::vector<run_index> slot_run_;        ///< a run, no_run::off_thread, or no_run::none
   std::vector<aggregate_index> slot_aggregate_;  ///< no_aggregate::pending only until resolve_pending()
-  std::vector<std::uint32_t> pending_slots_;
+  bool any_pending_ = false;  ///< some run_state::pending is not empty
 
   // Regions and key averages.
   index_vector<aggregate_index, aggregate> aggregates_;
@@ -221,6 +343,14 @@ class engine {
   std::unordered_map<std::uint64_t, aggregate_index> aggregate_index_;  // (run, region), per aggregate
   std::vector<cpu_key_stats> cpu_keys_;
   std::vector<device_key_stats> device_keys_;
+
+  // The region tree (rule 14): nodes of all runs; the distinct paths, per region its one-region path,
+  // and (parent path, region) -> child path. Each run maps path -> node (run_state::tree_nodes).
+  index_vector<tree_node_index, tree_stats> tree_;
+  index_vector<tree_path_index, tree_path_entry> tree_paths_;
+  std::vector<tree_path_index> root_paths_;
+  flat_index_map<tree_path_index> path_children_;
+  std::uint64_t tree_truncated_ = 0;  ///< nested instances folded into their parent node by the cap
 
   // Counts for warnings.
   std::uint64_t overlaps_ = 0;

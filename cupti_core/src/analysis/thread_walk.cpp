@@ -1,5 +1,6 @@
 // One walk per thread with a stack (docs/design.md, rule 1): run ownership (rules 2, 9), topmost regions
-// (rules 3-5), CPU key averages (rule 10) and each launch's owner (run, aggregate) per correlation slot.
+// (rules 3-5), CPU key averages (rule 10), each launch's owner (run, aggregate) per correlation slot, and
+// each region instance's node of the region tree (rule 14).
 // Nothing allocates per plain event: the stack keeps its capacity across threads; only markers, new
 // aggregates, region instances, pending slots and the first overlap's message append.
 #include <algorithm>
@@ -20,6 +21,8 @@ struct frame {
   std::int64_t device = 0;  ///< device time launched from this subtree, ns (owned frames)
   run_index run;
   aggregate_index aggregate;  ///< the topmost region's aggregate in this run, or no_aggregate::none
+  tree_node_index node;       ///< the innermost region's tree node (rule 14), or none
+  std::uint32_t instance = no_instance;  ///< the innermost region's entry in run_state::instances
   name_id key = no_key;       ///< name id
   ownership state = ownership::none;
   bool under_marker = false;  ///< this interval is a run marker or has one above it on this thread
@@ -41,15 +44,31 @@ aggregate_index engine::aggregate_of(run_index run, std::uint32_t region) {
   return it->second;
 }
 
-// The aggregate of a topmost region instance [start, end] ns owned by `run` (owned(state)).
+// The aggregate of a topmost region instance [start, end] ns owned by `run` (owned(state)), and its
+// topmost tree node (rule 14: the node counts what the aggregate counts). `*instance` becomes the
+// instance's entry in run_state::instances when one is kept (on the marker's thread, cross_thread).
 aggregate_index engine::begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
-                                             std::int64_t end) {
+                                             std::int64_t end, std::uint32_t* instance) {
   const aggregate_index index = aggregate_of(run, region);
   aggregate& a = aggregates_[index];
+  tree_stats* node = nullptr;
+  if (options_.region_tree) {
+    if (!a.tree_root.is_index()) a.tree_root = new_tree_node(run, no_tree_node::none, region, root_path(region));
+    node = &tree_[a.tree_root];
+    node->first_seen = std::min(node->first_seen, start);
+  }
   if (state == ownership::on_thread) {
     ++a.calls;
     a.cpu += end - start;
-    if (options_.cross_thread) runs_[run].instances.push_back({start, end, index});
+    if (node) {
+      ++node->calls;
+      node->cpu += end - start;
+    }
+    if (options_.cross_thread) {
+      std::vector<region_instance>& instances = runs_[run].instances;
+      *instance = static_cast<std::uint32_t>(instances.size());
+      instances.push_back({start, end, index, a.tree_root, no_instance});
+    }
   } else {
     a.off_cpu += end - start;
     a.off_thread = true;
@@ -83,6 +102,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
   const bool only_marker_thread = marker_threads_.size() == 1 && marker_threads_[0] == thread;
   const bool lookups = !synthetic && !only_marker_thread && !lookup_.empty();
   std::uint32_t ordinal = 0;
+  run_index previous_run = no_run::none;  ///< the last run of this thread's topmost markers
   const std::vector<run_index>* known_runs = runs_known_ ? &thread_runs_[thread] : nullptr;
 
   for (std::uint32_t index : order_.of(thread)) {
@@ -122,6 +142,13 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         markers_.push_back({start, end, thread, ordinal, code});
       }
       ++ordinal;
+      if (code.is_index() && previous_run.is_index() && options_.region_tree) {
+        // Runs repeat: size this run's tables as the previous one on this thread ended (rule 14).
+        run_state& r = runs_[code];
+        r.tree_nodes.reserve(runs_[previous_run].tree_nodes.size());
+        if (options_.cross_thread) r.instances.reserve(runs_[previous_run].instances.size());
+      }
+      if (code.is_index()) previous_run = code;
       f.run = code;
       f.state = code == no_run::skipped ? ownership::skipped : ownership::on_thread;
       f.under_marker = true;
@@ -130,9 +157,32 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
       f.state = parent->state;
       f.under_marker = parent->under_marker;
       f.aggregate = parent->aggregate;
+      f.node = parent->node;
+      f.instance = parent->instance;
       if (cls == marker_class) ++nested_markers_;
-      if (cls >= region_class && owned(f.state) && f.aggregate == no_aggregate::none) {
-        f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end);
+      if (cls >= region_class && owned(f.state)) {
+        if (f.aggregate == no_aggregate::none) {
+          f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance);
+          f.node = aggregates_[f.aggregate].tree_root;
+        } else if (f.node.is_index()) {
+          // A region below a region: a deeper tree node (rule 14); the topmost aggregate is unchanged.
+          const tree_node_index child = child_node(f.run, f.node, cls - region_class);
+          if (child.is_index()) {  // else folded into f.node by the cap (REGION_TREE_TRUNCATED)
+            tree_stats& n = tree_[child];
+            n.first_seen = std::min(n.first_seen, start);
+            if (f.state == ownership::on_thread) {
+              ++n.calls;
+              n.cpu += length;
+              if (options_.cross_thread) {
+                std::vector<region_instance>& instances = runs_[f.run].instances;
+                const auto entry = static_cast<std::uint32_t>(instances.size());
+                instances.push_back({start, end, f.aggregate, child, f.instance});
+                f.instance = entry;
+              }
+            }
+            f.node = child;
+          }
+        }
       }
       if (f.state == ownership::off_counted) ++off_thread_intervals_;
     } else {
@@ -145,7 +195,10 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
       } else if (options_.cross_thread) {
         f.run = code;
         f.state = ownership::off_thread;
-        if (cls >= region_class) f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end);
+        if (cls >= region_class) {
+          f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance);
+          f.node = aggregates_[f.aggregate].tree_root;
+        }
       } else {
         f.state = ownership::off_counted;
         ++off_thread_intervals_;
@@ -172,12 +225,14 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         } else {
           f.device = slot_device_[slot];
           cpu_keys_[f.key].self_device += f.device;
+          if (f.node.is_index()) tree_[f.node].self_device += f.device;  // rule 14: the innermost region
           slot_run_[slot] = f.run;
           if (f.aggregate != no_aggregate::none) {
             slot_aggregate_[slot] = f.aggregate;
           } else if (f.state == ownership::off_thread) {
             slot_aggregate_[slot] = no_aggregate::pending;
-            pending_slots_.push_back(slot);
+            runs_[f.run].pending.push_back({slot, start, f.device});
+            any_pending_ = true;
           }
         }
       }

@@ -83,11 +83,24 @@ enum class no_aggregate : std::uint32_t {
 };
 using aggregate_index = typed_index<no_aggregate>;
 
+/// The states of a tree node index (engine::tree_, docs/design.md, rule 14).
+enum class no_tree_node : std::uint32_t {
+  none = first_state_value + 2,  ///< no node: no region open, or the tree is off
+};
+using tree_node_index = typed_index<no_tree_node>;
+
+/// The states of a tree path index (engine::tree_paths_: the distinct paths of all runs, rule 14).
+enum class no_tree_path : std::uint32_t {
+  none = first_state_value + 2,  ///< no path
+};
+using tree_path_index = typed_index<no_tree_path>;
+
 // A run index and an aggregate index do not mix, and neither is made from a bare integer implicitly.
 static_assert(sizeof(run_index) == sizeof(std::uint32_t) && std::is_trivially_copyable_v<run_index>);
 static_assert(!std::is_convertible_v<run_index, aggregate_index> && !std::is_convertible_v<aggregate_index, run_index>);
 static_assert(!std::is_constructible_v<run_index, no_aggregate> && !std::is_constructible_v<aggregate_index, no_run>);
 static_assert(!std::equality_comparable_with<run_index, aggregate_index>);
+static_assert(!std::equality_comparable_with<tree_node_index, aggregate_index>);
 static_assert(!std::is_convertible_v<std::uint32_t, run_index> && !std::is_convertible_v<run_index, std::uint32_t>);
 template <typename Table, typename Index>
 concept subscripted_by = requires(Table& table, Index i) { table[i]; };

@@ -1,4 +1,4 @@
-// Warnings about the trace and the attribution (docs/design.md, rules 2, 6, 9): each names its count,
+// Warnings about the trace and the attribution (docs/design.md, rules 2, 6, 9, 14): each names its count,
 // its cause and the remedy.
 #include <cstdint>
 #include <string>
@@ -112,6 +112,14 @@ void engine::add_warnings(analysis_result& result) const {
              "to " + std::to_string(clock_anomaly_max_) +
              " ns): the CPU and device clocks disagree. Attribution by correlation id is unaffected, but "
              "timelines and spans are skewed; record CPU and device timestamps on one clock.");
+  }
+  if (tree_truncated_ > 0) {
+    warn(warning_code::region_tree_truncated,
+         std::to_string(tree_truncated_) + " nested region instance(s) would have opened a region-tree node past "
+             "the cap of " + std::to_string(options_.region_tree_max_nodes) +
+             " nodes (analysis_options::region_tree_max_nodes) and were folded into their parent node, whose "
+             "self time now holds theirs; topmost regions and every other figure are unaffected. Raise the cap "
+             "or use region rules that make fewer distinct nesting paths.");
   }
 }
 

@@ -16,6 +16,7 @@
 #include "report/json_report.hpp"
 #include "report/json_text.hpp"
 #include "report/report_common.hpp"
+#include "report/tree_report.hpp"
 
 namespace regionprof {
 namespace {
@@ -103,6 +104,7 @@ json::object run_object(const run_result& run, const analysis_result& result) {
   entry["timing"] = std::move(timing);
   entry["regions"] = std::move(regions);
   entry["residual"] = std::move(residual);
+  if (result.has_region_tree) entry["tree"] = report_detail::tree_json(run, result);  // rule 14
   return entry;
 }
 
@@ -233,6 +235,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   for (const region_summary& summary : summarize_regions(result)) report.element(region_summary_object(result, summary));
   report.end_array();
   report.member("run_summary", run_summary_object(result));
+  if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
   report.finish();
 }
 

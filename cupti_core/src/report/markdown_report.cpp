@@ -18,6 +18,7 @@
 #include "report/markdown_table.hpp"
 #include "report/report_common.hpp"
 #include "report/statistics.hpp"
+#include "report/tree_report.hpp"
 
 namespace regionprof {
 namespace {
@@ -319,6 +320,7 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
   flush();
   regions_section(out, result, summaries);
   attribution_section(out, result, markdown);
+  report_detail::append_tree_markdown(out, result);  // rule 14
   flush();
   out += "## Key averages\n\n";
   key_average_view_section(out, result.cpu_time_total, "By total CPU time");

@@ -12,7 +12,7 @@ constexpr std::array warning_codes{
 #undef REGIONPROF_WARNING_CODE
 };
 
-// The table is indexed by the enum's value: values are dense and in order.
+// The table is indexed by the enum's value: values are dense and in order (0, 1, 2, ...).
 constexpr bool dense_in_order() {
   for (std::size_t i = 0; i < warning_codes.size(); ++i) {
     if (static_cast<std::size_t>(warning_codes[i].code) != i) return false;
