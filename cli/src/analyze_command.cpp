@@ -3,8 +3,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "commands.hpp"
+#include "job_outputs.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
 #include "report_options.hpp"
@@ -16,8 +18,8 @@ class analyze_command final : public command {
  public:
   void declare(command_line& line) override {
     declare_report_options(line, settings_);
-    line.operand("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
-                 [this](std::string_view path) { trace_path_ = path; });
+    line.operands("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
+                  [this](std::string_view path) { trace_paths_.emplace_back(path); });
   }
 
   std::string_view description() const override {
@@ -31,6 +33,11 @@ cuda_runtime and cuda_driver are CPU intervals on their (pid, tid) thread; kerne
 gpu_memset are device work, owned through args.correlation by the API call that launched it.
 Timestamps are converted from their text to exact nanoseconds. Other categories are ignored and
 counted in a warning.
+
+Several TRACEs (one per rank of a distributed job) give one job report: each rank's full report, and
+per run and region the median, min, max, slowest rank and imbalance across ranks (the stragglers).
+A trace's rank is Kineto's distributedInfo.rank when every trace has a distinct one, else its place
+on the command line. The traces are analysed in parallel, one thread per core.
 
 )";
   }
@@ -52,7 +59,11 @@ Examples:
   }
 
   int execute() override {
-    trace imported = import_kineto_trace(trace_path_);
+    if (trace_paths_.size() > 1) {
+      write_job_outputs(merge_ranks(analyze_traces(trace_paths_, settings_)), settings_, std::cout);
+      return exit_ok;
+    }
+    trace imported = import_kineto_trace(trace_paths_.front());
     const Profile profile(std::move(imported), settings_.analysis, report_context{});
     write_reports(profile, settings_, std::cout);
     return exit_ok;
@@ -60,7 +71,7 @@ Examples:
 
  private:
   report_settings settings_;
-  std::string trace_path_;
+  std::vector<std::string> trace_paths_;
 };
 
 }  // namespace

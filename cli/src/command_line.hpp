@@ -57,6 +57,8 @@ class command_line {
   command_line& flag(std::string_view name, std::string_view help, std::function<void()> apply);
   /// Exactly one operand; a second one is a usage error, none is "missing <missing>".
   command_line& operand(std::string_view name, std::string_view missing, std::function<void(std::string_view)> apply);
+  /// One or more operands (shown as `NAME...`), each passed to `apply` in order; none is "missing <missing>".
+  command_line& operands(std::string_view name, std::string_view missing, std::function<void(std::string_view)> apply);
   /// A command to run, e.g. command("PROGRAM", "[ARGS...]", ...): the first operand and every word after
   /// it, options or not, in order; none is "missing <missing>".
   command_line& command(std::string_view name, std::string_view arguments, std::string_view missing,
@@ -95,6 +97,7 @@ class command_line {
   std::string operand_name_;
   std::string operand_arguments_;  ///< after a command operand: "[ARGS...]"
   std::string missing_;
+  bool operand_repeats_ = false;  ///< operands(): any number from 1
   std::function<void(std::string_view)> apply_operand_;
   std::vector<std::string>* command_words_ = nullptr;  ///< set for a command operand
 };

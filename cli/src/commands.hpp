@@ -46,5 +46,6 @@ struct command_entry {
 
 std::unique_ptr<command> make_analyze_command();  // analyze_command.cpp
 std::unique_ptr<command> make_run_command();      // run_command.cpp
+std::unique_ptr<command> make_merge_command();    // merge_command.cpp
 
 }  // namespace regionprof::cli

@@ -20,10 +20,12 @@ namespace regionprof::cli {
 namespace {
 
 /// Every subcommand, in the order `regionprof --help` lists them.
-constexpr std::array<command_entry, 2> all_commands{{
+constexpr std::array<command_entry, 3> all_commands{{
     {"analyze", "attribute a torch.profiler (Kineto) trace's CPU and device time to runs and regions",
      &make_analyze_command},
     {"run", "profile an unmodified program from outside (NVTX and CUDA injection)", &make_run_command},
+    {"merge", "join the profiles of a job's ranks into one job report (stragglers across ranks)",
+     &make_merge_command},
 }};
 
 const command_entry* find_command(std::string_view name) {

@@ -72,12 +72,12 @@ BOOST_AUTO_TEST_CASE(the_docs_table_is_the_code_table) {
   BOOST_TEST(table == expected);
 }
 
-BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
+BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   const auto table = warning_code_table();
-  BOOST_TEST(table.size() == 14u);
+  BOOST_TEST(table.size() == 15u);  // 0-13 and 16 (14 and 15 are appended on other branches)
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < table.size(); ++i) {
-    BOOST_TEST(static_cast<std::size_t>(table[i].code) == i);
+    if (i > 0) BOOST_TEST((table[i - 1].code < table[i].code));
     BOOST_TEST(to_string(table[i].code) == table[i].name);
     BOOST_TEST((warning_code_from_string(table[i].name) == std::optional<warning_code>(table[i].code)));
     BOOST_TEST(!table[i].meaning.empty());

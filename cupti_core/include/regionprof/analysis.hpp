@@ -90,6 +90,15 @@ struct region_aggregate {
   std::optional<std::int64_t> off_thread_cpu_time_ns;  ///< present iff seen off-thread (cross_thread)
 };
 
+/// One device's part of a run's device figures (report `runs[i].timing.devices[k]`), over the ops the
+/// run launched that ran on that device (rule 6, per device). Times in ns.
+struct device_timing {
+  std::uint16_t device = 0;        ///< device_op::device (the CUDA device ordinal)
+  std::int64_t device_time_ns = 0;  ///< busy-sum of the ops' durations
+  std::int64_t device_busy_ns = 0;  ///< length of the union of their intervals
+  std::int64_t device_span_ns = 0;  ///< first start to last end
+};
+
 /// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
 struct run_result {
   std::size_t run_index = 0;
@@ -101,6 +110,7 @@ struct run_result {
   std::vector<region_aggregate> regions;       ///< in order of first appearance in the run
   std::int64_t residual_cpu_ns = 0;            ///< max(0, cpu_time_ns - sum of regions)
   std::optional<std::int64_t> residual_device_ns;
+  std::vector<device_timing> devices;  ///< by device number, devices the run launched on (device data only)
 };
 
 /// `CPU` rows are CPU intervals, `CUDA` rows device ops.

@@ -76,6 +76,7 @@ analysis_result engine::assemble() {
     result.runs.push_back(std::move(run));
   }
 
+  if (device_data_) add_device_figures(result);
   add_key_averages(result);
   add_warnings(result);
   return result;

@@ -257,8 +257,8 @@ void append_double(std::string& out, double value) {
   if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
-void append_json(std::string& out, const boost::json::value& value, int indent) {
-  append_json_at(out, value, indent, 0);
+void append_json(std::string& out, const boost::json::value& value, int indent, int depth) {
+  append_json_at(out, value, indent, depth);
 }
 
 boost::json::object parse_target_extra(std::string_view text) {

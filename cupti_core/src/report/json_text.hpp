@@ -37,8 +37,9 @@ void append_uint(std::string& out, std::uint64_t value);
 void append_double(std::string& out, double value);
 
 /// Serializes `value` (object members in insertion order). indent 0: compact; indent n > 0: one member
-/// or element per line, indented by n spaces per level. Strings go through append_json_string.
-void append_json(std::string& out, const boost::json::value& value, int indent = 0);
+/// or element per line, indented by n spaces per level, starting at level `depth` (for a value nested
+/// in text written around it). Strings go through append_json_string.
+void append_json(std::string& out, const boost::json::value& value, int indent = 0, int depth = 0);
 
 /// The members of trace::target_extra_json (empty text: none). Throws std::invalid_argument naming the
 /// field and the parse error when the text is not a JSON object (a producer bug, never silently dropped).

@@ -12,14 +12,14 @@ constexpr std::array warning_codes{
 #undef REGIONPROF_WARNING_CODE
 };
 
-// The table is indexed by the enum's value: values are dense and in order.
-constexpr bool dense_in_order() {
-  for (std::size_t i = 0; i < warning_codes.size(); ++i) {
-    if (static_cast<std::size_t>(warning_codes[i].code) != i) return false;
+// Values ascend; codes appended on parallel branches may leave a gap until they meet.
+constexpr bool ascending() {
+  for (std::size_t i = 1; i < warning_codes.size(); ++i) {
+    if (warning_codes[i - 1].code >= warning_codes[i].code) return false;
   }
   return true;
 }
-static_assert(dense_in_order(), "warning_codes.def: values must be 0, 1, 2, ... in order");
+static_assert(ascending(), "warning_codes.def: values must ascend (append new codes at the end)");
 
 constexpr std::array warning_sources{warning_source::core, warning_source::nvtx, warning_source::cupti,
                                      warning_source::import};
@@ -27,8 +27,10 @@ constexpr std::array warning_sources{warning_source::core, warning_source::nvtx,
 }  // namespace
 
 std::string_view to_string(warning_code code) noexcept {
-  const auto index = static_cast<std::size_t>(code);
-  return index < warning_codes.size() ? warning_codes[index].name : std::string_view("UNKNOWN");
+  for (const warning_code_info& info : warning_codes) {
+    if (info.code == code) return info.name;
+  }
+  return "UNKNOWN";
 }
 
 std::string_view to_string(warning_source source) noexcept {
