@@ -380,7 +380,10 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   const int status = wait_for(child);
   if (const std::optional<std::int64_t> pid = claimed_pid(claim.path)) {
     identity.pid = *pid;
-    for (output& out : outputs) out.final_path = expand_output_path(out.pattern, identity);
+    for (output& out : outputs) {
+      out.final_path = expand_output_path(out.pattern, identity);
+      if (!out.to_stdout) out.shown = expand_output_path(out.shown, identity);
+    }
   }
 
   // Move what the program wrote into place; one stderr line for each report that is missing.

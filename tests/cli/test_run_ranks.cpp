@@ -196,7 +196,7 @@ BOOST_AUTO_TEST_CASE(pid_placeholder_names_the_profiled_program) {
   const json::object target = load(written[0]).at("target").as_object();
   BOOST_TEST(written[0].filename().string() ==
              "prof-" + host_name() + "-" + std::to_string(target.at("pid").to_number<long>()) + ".json");
-  BOOST_TEST(contains(o.err, "regionprof: wrote prof-%h-%p.json"));
+  BOOST_TEST(contains(o.err, "regionprof: wrote " + written[0].filename().string() + " ("));
 }
 
 BOOST_AUTO_TEST_CASE(one_file_for_every_rank_is_a_usage_error) {
@@ -246,7 +246,7 @@ BOOST_AUTO_TEST_CASE(mpirun_writes_one_profile_per_rank) {
   std::vector<std::string> args{mpirun, "--oversubscribe", "-np", "2"};
   if (geteuid() == 0) args.insert(args.begin() + 1, "--allow-run-as-root");
   for (const std::string& a : run_args("prof-%r.json")) args.push_back(a);
-  const outcome o = finish(start(dir.path, args, {{"OMPI_MCA_plm_rsh_agent", ""}}, "mpi"));
+  const outcome o = finish(start(dir.path, args, {}, "mpi"));
   BOOST_TEST(o.status == 0);
   for (int r = 0; r < 2; ++r) {
     const json::object target = load(dir.path / ("prof-" + std::to_string(r) + ".json")).at("target").as_object();
