@@ -69,10 +69,11 @@ std::string partial_path(const std::string& final_path) {
 }
 
 /// An output path, absolute: not a directory, in a directory that exists and where files can be created
-/// (checked before the program runs by creating and removing the partial file, not after).
-std::string output_path(const std::string& path, const char* what) {
+/// (checked before the program runs by creating and removing the partial file, not after). `path` is
+/// the path with its placeholders expanded; messages name `shown`, as the user gave it.
+std::string output_path(const std::string& shown, const std::string& path, const char* what) {
   const auto refuse = [&](const std::string& why) {
-    return std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "': " + why);
+    return std::runtime_error("cannot write the " + std::string(what) + " to '" + shown + "': " + why);
   };
   const fs::path absolute = fs::absolute(path);
   const fs::path directory = absolute.parent_path();
@@ -329,7 +330,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   process_identity identity = this_process_identity();
   const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& shown) {
     const std::string pattern = absolute_pattern(shown);
-    to.push_back({kind, what, shown, output_path(expand_output_path(pattern, identity), what), false, pattern});
+    to.push_back({kind, what, shown, output_path(shown, expand_output_path(pattern, identity), what), false, pattern});
   };
   std::vector<output> outputs;
   const std::string json_shown = report.json_path.value_or("profile.json");
