@@ -180,7 +180,19 @@ settings read_settings() {
   settings config;
   config.analysis = rules.analysis;
   config.warmup_runs = rules.analysis.skip_runs;
-  config.identity = this_process_identity();
+  const auto output = environment(inject_env::output);
+  const auto markdown = environment(inject_env::markdown);
+  const auto trace = environment(inject_env::trace);
+  try {
+    config.identity = this_process_identity();
+  } catch (const process_identity_error&) {
+    // A launcher variable that is not a number matters only to paths with placeholders.
+    const auto placeholder = [](const std::optional<std::string>& path) {
+      return path && path->find('%') != std::string::npos;
+    };
+    if (placeholder(output) || placeholder(markdown) || placeholder(trace)) throw;
+    config.identity = this_process_host_and_pid();
+  }
   const auto expanded = [&config](const char* variable, const std::string& pattern) {
     try {
       return absolute(expand_output_path(pattern, config.identity));
@@ -188,9 +200,9 @@ settings read_settings() {
       throw process_identity_error(std::string(variable) + ": " + e.what());
     }
   };
-  config.json_path = expanded(inject_env::output, environment(inject_env::output).value_or("profile.json"));
-  if (auto path = environment(inject_env::markdown)) config.markdown_path = expanded(inject_env::markdown, *path);
-  if (auto path = environment(inject_env::trace)) config.trace_path = expanded(inject_env::trace, *path);
+  config.json_path = expanded(inject_env::output, output.value_or("profile.json"));
+  if (markdown) config.markdown_path = expanded(inject_env::markdown, *markdown);
+  if (trace) config.trace_path = expanded(inject_env::trace, *trace);
   if (auto megabytes = environment(inject_env::device_buffer_mb)) {
     config.device.max_buffer_bytes = parse_count(inject_env::device_buffer_mb, *megabytes, 4, 1 << 20) << 20;
   }

@@ -327,7 +327,12 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
   // Placeholders expand with this process's identity (the program inherits its environment), %p with
   // this pid until the profiled process is known (the claim file says which it was).
-  process_identity identity = this_process_identity();
+  process_identity identity = this_process_host_and_pid();
+  try {
+    identity = this_process_identity();
+  } catch (const process_identity_error&) {
+    // checked by execute(): no path has a placeholder
+  }
   const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& shown) {
     const std::string pattern = absolute_pattern(shown);
     to.push_back({kind, what, shown, output_path(shown, expand_output_path(pattern, identity), what), false, pattern});
@@ -497,11 +502,15 @@ Examples:
     }
     // Placeholders are checked before anything runs: an unknown one, or a path every process of a
     // job would write (world size above 1, neither %r nor %p), is a usage error.
+    // A launcher variable that is not a number is an error only for paths with placeholders.
     process_identity identity;
     try {
       identity = this_process_identity();
     } catch (const process_identity_error& e) {
-      throw usage_error(e.what());
+      for (const auto& path : {settings_.json_path, settings_.markdown_path, settings_.trace_path}) {
+        if (path && path->find('%') != std::string::npos) throw usage_error(e.what());
+      }
+      identity = this_process_host_and_pid();
     }
     const auto check = [&identity](const char* flag, const std::optional<std::string>& path) {
       try {

@@ -40,6 +40,19 @@ std::optional<std::string> expanded_trace_file(const profile_options& options, c
   }
 }
 
+/// The launcher's identity; a launcher variable that is not a number is an error only for a trace_file
+/// with placeholders (else the target just names no rank).
+process_identity identity_for(const profile_options& options) {
+  try {
+    return this_process_identity();
+  } catch (const process_identity_error& e) {
+    if (options.trace_file && options.trace_file->find('%') != std::string::npos) {
+      throw std::invalid_argument(std::string("regionprof::profile: trace_file: ") + e.what());
+    }
+    return this_process_host_and_pid();
+  }
+}
+
 void check_options(const std::function<void()>& workload, const profile_options& options) {
   if (!workload) throw std::invalid_argument("regionprof::profile: the workload is empty");
   if (options.measured_runs == 0) {
@@ -77,7 +90,7 @@ void add_wall_clock_markers(trace& t, const std::vector<run_span>& spans) {
 
 Profile profile(const std::function<void()>& workload, const profile_options& options) {
   check_options(workload, options);
-  const process_identity identity = this_process_identity();
+  const process_identity identity = identity_for(options);
   const std::optional<std::string> trace_file = expanded_trace_file(options, identity);
 
   for (std::size_t i = 0; i < options.warmup_runs; ++i) workload();

@@ -220,6 +220,10 @@ BOOST_AUTO_TEST_CASE(one_file_for_every_rank_is_a_usage_error) {
   const outcome bad_rank = finish(start(dir.path, run_args("prof-%r.json"), {{"RANK", "zero"}}, "e"));
   BOOST_TEST(bad_rank.status == 2);
   BOOST_TEST(contains(bad_rank.err, "RANK='zero' is not a whole number"));
+  // Without a placeholder the variable does not matter: the profile just names no rank.
+  const outcome no_placeholder = finish(start(dir.path, run_args("plain.json"), {{"RANK", "zero"}}, "f"));
+  BOOST_TEST(no_placeholder.status == 0);
+  BOOST_TEST(!load(dir.path / "plain.json").at("target").as_object().contains("rank"));
 }
 
 // docs/cli.md's launcher example: mpirun -np 2 regionprof run -o 'prof-%r.json' -- build/bin/nvtx_app.

@@ -50,6 +50,14 @@ process_identity identity_from(const std::function<std::optional<std::string>(st
 /// ```
 process_identity this_process_identity();
 
+/// This process's host and pid only (no rank, local rank or world size): for a producer whose paths use no
+/// placeholder when a launcher variable cannot be read, so that a stray `RANK=node-3` costs no profile.
+///
+/// ```
+/// regionprof::process_identity me = regionprof::this_process_host_and_pid();  // me.rank is empty
+/// ```
+process_identity this_process_host_and_pid();
+
 /// Expands an output path pattern: `%r` rank, `%l` local rank (each 0 when the launcher set none),
 /// `%h` host, `%p` pid, `%%` a `%`. Throws process_identity_error naming the pattern for an unknown
 /// `%x` or a lone `%` at the end, and, when the world size is above 1, for a pattern with neither `%r`

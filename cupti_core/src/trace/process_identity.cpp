@@ -76,6 +76,12 @@ std::string expand(std::string_view pattern, const process_identity& identity, b
   return out;
 }
 
+/// gethostname(), "" when it fails.
+std::string host_name() {
+  std::array<char, 256> name{};
+  return gethostname(name.data(), name.size() - 1) == 0 ? std::string(name.data()) : std::string();
+}
+
 }  // namespace
 
 process_identity identity_from(const std::function<std::optional<std::string>(std::string_view)>& lookup,
@@ -89,9 +95,13 @@ process_identity identity_from(const std::function<std::optional<std::string>(st
   return identity;
 }
 
+process_identity this_process_host_and_pid() {
+  return identity_from([](std::string_view) { return std::optional<std::string>(); }, host_name(),
+                       static_cast<std::int64_t>(getpid()));
+}
+
 process_identity this_process_identity() {
-  std::array<char, 256> name{};
-  std::string host = gethostname(name.data(), name.size() - 1) == 0 ? std::string(name.data()) : std::string();
+  std::string host = host_name();
   return identity_from(
       [](std::string_view variable) -> std::optional<std::string> {
         const char* value = std::getenv(std::string(variable).c_str());
