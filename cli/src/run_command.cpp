@@ -472,6 +472,11 @@ Outputs: the JSON profile is always written (-o, default profile.json). When nei
 exited, so the program's own output comes first and stays intact. A one-line summary goes to
 standard error. Paths are relative to the directory regionprof was started in.
 
+Under a launcher (mpirun, srun, torchrun) every output path may hold %r (rank), %l (local rank),
+%h (host), %p (pid of the profiled program) and %% (a %): 'mpirun -np 4 regionprof run -o
+prof-%r.json -- PROGRAM' writes prof-0.json ... prof-3.json, which 'regionprof merge' joins. With a
+world size above 1, a path without %r or %p is a usage error (the processes would write one file).
+
 The program's standard output, standard error and exit status are its own: regionprof exits with
 the program's status (128 + N when it was killed by signal N). A program that crashes leaves what was
 recorded until then (runs completed before the crash). Ctrl-C reaches the program, which ends as it

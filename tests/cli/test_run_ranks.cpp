@@ -214,6 +214,8 @@ BOOST_AUTO_TEST_CASE(one_file_for_every_rank_is_a_usage_error) {
   const outcome md = finish(start(dir.path, markdown, {{"WORLD_SIZE", "2"}}, "c"));
   BOOST_TEST(md.status == 2);
   BOOST_TEST(contains(md.err, "option --markdown: output path 'same.md'"));
+  const outcome help = finish(start(dir.path, {REGIONPROF_CLI, "run", "--help"}, {}, "h"));
+  BOOST_TEST(contains(help.out, "%r (rank), %l (local rank),\n%h (host), %p (pid of the profiled program)"));
   const outcome unknown = finish(start(dir.path, run_args("prof-%x.json"), {}, "d"));
   BOOST_TEST(unknown.status == 2);
   BOOST_TEST(contains(unknown.err, "unknown placeholder '%x'"));
