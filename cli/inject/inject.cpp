@@ -48,6 +48,7 @@
 #include "inject_env.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/process_identity.hpp"
 #include "regionprof/profile.hpp"
 #include "report_settings.hpp"
 
@@ -64,6 +65,7 @@ struct settings {
   std::optional<std::string> markdown_path;
   std::optional<std::string> trace_path;
   device_options device;
+  process_identity identity;  ///< the report's target; the paths' placeholders (%r, %l, %h, %p)
 };
 
 /// The library's one state. Leaked on purpose: the exit handler may run after static destructors.
@@ -178,9 +180,29 @@ settings read_settings() {
   settings config;
   config.analysis = rules.analysis;
   config.warmup_runs = rules.analysis.skip_runs;
-  config.json_path = absolute(environment(inject_env::output).value_or("profile.json"));
-  if (auto path = environment(inject_env::markdown)) config.markdown_path = absolute(*path);
-  if (auto path = environment(inject_env::trace)) config.trace_path = absolute(*path);
+  const auto output = environment(inject_env::output);
+  const auto markdown = environment(inject_env::markdown);
+  const auto trace = environment(inject_env::trace);
+  try {
+    config.identity = this_process_identity();
+  } catch (const process_identity_error&) {
+    // A launcher variable that is not a number matters only to paths with placeholders.
+    const auto placeholder = [](const std::optional<std::string>& path) {
+      return path && path->find('%') != std::string::npos;
+    };
+    if (placeholder(output) || placeholder(markdown) || placeholder(trace)) throw;
+    config.identity = this_process_host_and_pid();
+  }
+  const auto expanded = [&config](const char* variable, const std::string& pattern) {
+    try {
+      return absolute(expand_output_path(pattern, config.identity));
+    } catch (const process_identity_error& e) {
+      throw process_identity_error(std::string(variable) + ": " + e.what());
+    }
+  };
+  config.json_path = expanded(inject_env::output, output.value_or("profile.json"));
+  if (markdown) config.markdown_path = expanded(inject_env::markdown, *markdown);
+  if (trace) config.trace_path = expanded(inject_env::trace, *trace);
   if (auto megabytes = environment(inject_env::device_buffer_mb)) {
     config.device.max_buffer_bytes = parse_count(inject_env::device_buffer_mb, *megabytes, 4, 1 << 20) << 20;
   }
@@ -245,7 +267,9 @@ void write_profile(int signal_number) noexcept {
                             "the program died of signal " + std::to_string(signal_number) +
                                 ": device activity was not collected (a fault handler never calls into CUPTI)"});
     }
-    boost::json::object target{{"command", boost::json::value_from(command_line())}, {"pid", s.pid}};
+    boost::json::object target{{"command", boost::json::value_from(command_line())}};
+    const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
+    for (const auto& member : identity.as_object()) target[member.key()] = member.value();
     if (signal_number != 0) {
       const char* name = sigabbrev_np(signal_number);
       target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);

@@ -3,9 +3,11 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "number_option.hpp"
+#include "job_outputs.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
 #include "report_options.hpp"
@@ -23,8 +25,8 @@ class analyze_command final : public command {
                [this](std::string_view setting, std::string_view value) {
                  markdown_.runs_detail = parse_whole_number(setting, value, 1'000'000'000);
                });
-    line.operand("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
-                 [this](std::string_view path) { trace_path_ = path; });
+    line.operands("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
+                  [this](std::string_view path) { trace_paths_.emplace_back(path); });
   }
 
   std::string_view description() const override {
@@ -40,6 +42,11 @@ PyTorch 1.8/1.9 traces (Operator, Runtime, Kernel, Memcpy, Memset) and ROCm trac
 Timestamps are converted from their text to exact nanoseconds. Other categories are not read and
 are counted in an IGNORED_EVENTS warning. A trace without device ops or device properties is
 CPU-only.
+
+Several TRACEs (one per rank of a distributed job) give one job report: each rank's full report, and
+per run and region the median, min, max, slowest rank and imbalance across ranks (the stragglers).
+A trace's rank is Kineto's distributedInfo.rank when every trace has a distinct one, else its place
+on the command line. The traces are analysed in parallel, one thread per core.
 
 )";
   }
@@ -61,7 +68,11 @@ Examples:
   }
 
   int execute() override {
-    trace imported = import_kineto_trace(trace_path_);
+    if (trace_paths_.size() > 1) {
+      write_job_outputs(merge_ranks(analyze_traces(trace_paths_, settings_)), settings_, std::cout);
+      return exit_ok;
+    }
+    trace imported = import_kineto_trace(trace_paths_.front());
     const Profile profile(std::move(imported), settings_.analysis, report_context{});
     write_reports(profile, settings_, std::cout, markdown_);
     return exit_ok;
@@ -70,7 +81,7 @@ Examples:
  private:
   report_settings settings_;
   markdown_options markdown_;
-  std::string trace_path_;
+  std::vector<std::string> trace_paths_;
 };
 
 }  // namespace

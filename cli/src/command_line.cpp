@@ -58,6 +58,13 @@ command_line& command_line::operand(std::string_view name, std::string_view miss
   return *this;
 }
 
+command_line& command_line::operands(std::string_view name, std::string_view missing,
+                                     std::function<void(std::string_view)> apply) {
+  operand(name, missing, std::move(apply));
+  operand_repeats_ = true;
+  return *this;
+}
+
 command_line& command_line::command(std::string_view name, std::string_view arguments, std::string_view missing,
                                     std::vector<std::string>& words) {
   operand_name_ = name;
@@ -127,10 +134,10 @@ bool command_line::parse(std::span<char* const> args) const {
       command_words_->assign(args.begin() + static_cast<std::ptrdiff_t>(next), args.end());
       return true;
     }
-    if (operands_seen == operand_count_ && operand_count_ == 1) {
+    if (!operand_repeats_ && operands_seen == 1 && operand_count_ == 1) {
       throw usage_error("one " + operand_name_ + " only, got '" + first_operand + "' and '" + std::string(arg) + "'");
     }
-    if (operands_seen == operand_count_) {
+    if (!operand_repeats_ && operands_seen == operand_count_) {
       throw usage_error("expected " + std::to_string(operand_count_) + " operands (" + operand_name_ + "), got another: '" +
                         std::string(arg) + "'");
     }
@@ -138,7 +145,8 @@ bool command_line::parse(std::span<char* const> args) const {
     if (apply_operand_) apply_operand_(arg);
     ++next;
   }
-  if (!operand_name_.empty() && operands_seen < operand_count_) throw usage_error("missing " + missing_);
+  const std::size_t needed = operand_repeats_ ? 1 : operand_count_;
+  if (!operand_name_.empty() && operands_seen < needed) throw usage_error("missing " + missing_);
   return true;
 }
 
@@ -155,7 +163,7 @@ std::string command_line::synopsis() const {
     items.emplace_back("[--]");
     items.push_back(operand_name_ + (operand_arguments_.empty() ? "" : " " + operand_arguments_));
   } else if (!operand_name_.empty()) {
-    items.push_back(operand_name_);
+    items.push_back(operand_name_ + (operand_repeats_ ? "..." : ""));
   }
   const std::string indent(std::string_view("usage: ").size() + invocation_.size() + 1, ' ');
   std::string text = invocation_;

@@ -61,6 +61,8 @@ class command_line {
   /// synopsis (`A.json B.json`). Fewer is "missing <missing>", more a usage error.
   command_line& operands(std::string_view name, std::string_view missing, std::size_t count,
                          std::function<void(std::string_view)> apply);
+  /// One or more operands (shown as `NAME...`), each passed to `apply` in order; none is "missing <missing>".
+  command_line& operands(std::string_view name, std::string_view missing, std::function<void(std::string_view)> apply);
   /// A command to run, e.g. command("PROGRAM", "[ARGS...]", ...): the first operand and every word after
   /// it, options or not, in order; none is "missing <missing>".
   command_line& command(std::string_view name, std::string_view arguments, std::string_view missing,
@@ -100,6 +102,7 @@ class command_line {
   std::string operand_arguments_;  ///< after a command operand: "[ARGS...]"
   std::string missing_;
   std::size_t operand_count_ = 1;  ///< operands expected (operand: 1)
+  bool operand_repeats_ = false;  ///< operands(): any number from 1
   std::function<void(std::string_view)> apply_operand_;
   std::vector<std::string>* command_words_ = nullptr;  ///< set for a command operand
 };

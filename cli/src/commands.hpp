@@ -48,5 +48,6 @@ std::unique_ptr<command> make_analyze_command();  // analyze_command.cpp
 std::unique_ptr<command> make_run_command();      // run_command.cpp
 std::unique_ptr<command> make_diff_command();     // diff_command.cpp
 std::unique_ptr<command> make_report_command();   // report_command.cpp
+std::unique_ptr<command> make_merge_command();    // merge_command.cpp
 
 }  // namespace regionprof::cli

@@ -21,12 +21,14 @@ namespace regionprof::cli {
 namespace {
 
 /// Every subcommand, in the order `regionprof --help` lists them.
-constexpr std::array<command_entry, 4> all_commands{{
+constexpr std::array<command_entry, 5> all_commands{{
     {"analyze", "attribute a torch.profiler (Kineto) trace's CPU and device time to runs and regions",
      &make_analyze_command},
     {"run", "profile an unmodified program from outside (NVTX and CUDA injection)", &make_run_command},
     {"diff", "compare two saved profiles region by region (medians, Mann-Whitney U, verdicts)", &make_diff_command},
     {"report", "render a saved profile as Markdown, a terminal table or HTML", &make_report_command},
+    {"merge", "join the profiles of a job's ranks into one job report (stragglers across ranks)",
+     &make_merge_command},
 }};
 
 const command_entry* find_command(std::string_view name) {

@@ -26,6 +26,7 @@
 
 #include "../inject/inject_env.hpp"
 #include "commands.hpp"
+#include "regionprof/process_identity.hpp"
 #include "report_options.hpp"
 
 #ifndef REGIONPROF_INSTALL_LIBDIR
@@ -68,10 +69,11 @@ std::string partial_path(const std::string& final_path) {
 }
 
 /// An output path, absolute: not a directory, in a directory that exists and where files can be created
-/// (checked before the program runs by creating and removing the partial file, not after).
-std::string output_path(const std::string& path, const char* what) {
+/// (checked before the program runs by creating and removing the partial file, not after). `path` is
+/// the path with its placeholders expanded; messages name `shown`, as the user gave it.
+std::string output_path(const std::string& shown, const std::string& path, const char* what) {
   const auto refuse = [&](const std::string& why) {
-    return std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "': " + why);
+    return std::runtime_error("cannot write the " + std::string(what) + " to '" + shown + "': " + why);
   };
   const fs::path absolute = fs::absolute(path);
   const fs::path directory = absolute.parent_path();
@@ -95,7 +97,23 @@ struct output {
   std::string shown;       ///< as the user gave it (or "standard output")
   std::string final_path;  ///< absolute; the library writes partial_path(final_path)
   bool to_stdout = false;  ///< the Markdown report printed after the program exited
+  std::string pattern;     ///< absolute, placeholders (%r, %p, ...) unexpanded: final_path expands it
 };
+
+/// `path` (placeholders unexpanded) made absolute against the current directory, whose own `%`s are
+/// escaped, so that expanding the result gives the absolute expanded path.
+std::string absolute_pattern(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  return escape_output_path(fs::current_path().string()) + "/" + path;
+}
+
+/// The pid of the process that claimed the profile (the claim file's first line), if any.
+std::optional<std::int64_t> claimed_pid(const std::string& claim_path) {
+  std::ifstream file(claim_path);
+  std::int64_t pid = 0;
+  if (file >> pid && pid > 0) return pid;
+  return std::nullopt;
+}
 
 /// The claim file (REGIONPROF_CLAIM) in a directory of its own, so that it outlives whatever the program
 /// does to the output directories; next to the JSON profile when no temporary directory can be made.
@@ -307,19 +325,29 @@ std::string reason_unwritten(const output& out, const std::vector<std::pair<std:
 int run_program(const report_settings& report, const std::vector<std::string>& program) {
   const std::string library = find_injection_library();
   const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
+  // Placeholders expand with this process's identity (the program inherits its environment), %p with
+  // this pid until the profiled process is known (the claim file says which it was).
+  process_identity identity = this_process_host_and_pid();
+  try {
+    identity = this_process_identity();
+  } catch (const process_identity_error&) {
+    // checked by execute(): no path has a placeholder
+  }
+  const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& shown) {
+    const std::string pattern = absolute_pattern(shown);
+    to.push_back({kind, what, shown, output_path(shown, expand_output_path(pattern, identity), what), false, pattern});
+  };
   std::vector<output> outputs;
   const std::string json_shown = report.json_path.value_or("profile.json");
-  outputs.push_back({"json", "JSON profile", json_shown, output_path(json_shown, "JSON profile")});
+  add_output(outputs, "json", "JSON profile", json_shown);
   const std::string json_final = outputs.front().final_path;
   if (report.markdown_path) {
-    outputs.push_back({"markdown", "Markdown report", *report.markdown_path,
-                       output_path(*report.markdown_path, "Markdown report")});
+    add_output(outputs, "markdown", "Markdown report", *report.markdown_path);
   } else if (markdown_to_stdout) {
-    outputs.push_back({"markdown", "Markdown report", "standard output", json_final + ".md", true});
+    outputs.push_back({"markdown", "Markdown report", "standard output", json_final + ".md", true,
+                       outputs.front().pattern + ".md"});
   }
-  if (report.trace_path) {
-    outputs.push_back({"trace", "Chrome trace", *report.trace_path, output_path(*report.trace_path, "Chrome trace")});
-  }
+  if (report.trace_path) add_output(outputs, "trace", "Chrome trace", *report.trace_path);
   const claim_file claim(json_final);
 
   std::vector<std::pair<std::string, std::string>> settings = {
@@ -337,7 +365,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
     const char* variable = out.kind == std::string_view("json")       ? inject_env::output
                            : out.kind == std::string_view("markdown") ? inject_env::markdown
                                                                       : inject_env::trace;
-    settings.emplace_back(variable, partial_path(out.final_path));
+    settings.emplace_back(variable, partial_path(out.pattern));
   }
   if (report.run_marker) settings.emplace_back(inject_env::run_marker, *report.run_marker);
   if (!report.regions.empty()) {
@@ -356,6 +384,13 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
     return error == ENOENT ? 127 : 126;
   }
   const int status = wait_for(child);
+  if (const std::optional<std::int64_t> pid = claimed_pid(claim.path)) {
+    identity.pid = *pid;
+    for (output& out : outputs) {
+      out.final_path = expand_output_path(out.pattern, identity);
+      if (!out.to_stdout) out.shown = expand_output_path(out.shown, identity);
+    }
+  }
 
   // Move what the program wrote into place; one stderr line for each report that is missing.
   const std::vector<std::pair<std::string, std::string>> reasons = claim.unwritten();
@@ -437,6 +472,11 @@ Outputs: the JSON profile is always written (-o, default profile.json). When nei
 exited, so the program's own output comes first and stays intact. A one-line summary goes to
 standard error. Paths are relative to the directory regionprof was started in.
 
+Under a launcher (mpirun, srun, torchrun) every output path may hold %r (rank), %l (local rank),
+%h (host), %p (pid of the profiled program) and %% (a %): 'mpirun -np 4 regionprof run -o
+prof-%r.json -- PROGRAM' writes prof-0.json ... prof-3.json, which 'regionprof merge' joins. With a
+world size above 1, a path without %r or %p is a usage error (the processes would write one file).
+
 The program's standard output, standard error and exit status are its own: regionprof exits with
 the program's status (128 + N when it was killed by signal N). A program that crashes leaves what was
 recorded until then (runs completed before the crash). Ctrl-C reaches the program, which ends as it
@@ -465,6 +505,28 @@ Examples:
     for (const std::string& region : settings_.regions) {
       if (region.find('\n') != std::string::npos) throw usage_error("option --region: REGEX must be one line");
     }
+    // Placeholders are checked before anything runs: an unknown one, or a path every process of a
+    // job would write (world size above 1, neither %r nor %p), is a usage error.
+    // A launcher variable that is not a number is an error only for paths with placeholders.
+    process_identity identity;
+    try {
+      identity = this_process_identity();
+    } catch (const process_identity_error& e) {
+      for (const auto& path : {settings_.json_path, settings_.markdown_path, settings_.trace_path}) {
+        if (path && path->find('%') != std::string::npos) throw usage_error(e.what());
+      }
+      identity = this_process_host_and_pid();
+    }
+    const auto check = [&identity](const char* flag, const std::optional<std::string>& path) {
+      try {
+        if (path) expand_output_path(*path, identity);
+      } catch (const process_identity_error& e) {
+        throw usage_error("option " + std::string(flag) + ": " + e.what());
+      }
+    };
+    check("-o", settings_.json_path.value_or("profile.json"));
+    check("--markdown", settings_.markdown_path);
+    check("--trace", settings_.trace_path);
     return run_program(settings_, program_);
   }
 

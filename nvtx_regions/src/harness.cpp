@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "regionprof/clock.hpp"
+#include "regionprof/process_identity.hpp"
 #include "regionprof/regions.hpp"
 
 namespace regionprof {
@@ -26,6 +27,29 @@ void check_rule(const name_rule& rule, std::string_view role) {
     validate_name_rule(rule, role);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("regionprof::profile: ") + e.what());
+  }
+}
+
+/// The trace file with its placeholders expanded; std::invalid_argument naming the option otherwise.
+std::optional<std::string> expanded_trace_file(const profile_options& options, const process_identity& identity) {
+  if (!options.trace_file) return std::nullopt;
+  try {
+    return expand_output_path(*options.trace_file, identity);
+  } catch (const process_identity_error& e) {
+    throw std::invalid_argument(std::string("regionprof::profile: trace_file: ") + e.what());
+  }
+}
+
+/// The launcher's identity; a launcher variable that is not a number is an error only for a trace_file
+/// with placeholders (else the target just names no rank).
+process_identity identity_for(const profile_options& options) {
+  try {
+    return this_process_identity();
+  } catch (const process_identity_error& e) {
+    if (options.trace_file && options.trace_file->find('%') != std::string::npos) {
+      throw std::invalid_argument(std::string("regionprof::profile: trace_file: ") + e.what());
+    }
+    return this_process_host_and_pid();
   }
 }
 
@@ -66,6 +90,8 @@ void add_wall_clock_markers(trace& t, const std::vector<run_span>& spans) {
 
 Profile profile(const std::function<void()>& workload, const profile_options& options) {
   check_options(workload, options);
+  const process_identity identity = identity_for(options);
+  const std::optional<std::string> trace_file = expanded_trace_file(options, identity);
 
   for (std::size_t i = 0; i < options.warmup_runs; ++i) workload();
 
@@ -111,6 +137,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   trace t = std::move(captured.data);
   if (device) device->stop(t);
   t.target_type = options.target_type;
+  t.target_extra_json = "{" + identity_json_members(identity) + "}";
   t.module_types = options.module_types;
   for (std::size_t run = 1; run < spans.size(); ++run) {
     t.run_wall_times_ns.push_back(spans[run].end_ns - spans[run].start_ns);
@@ -155,7 +182,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
       result = Profile(std::move(kept), analysis, context);
     }
   }
-  if (options.trace_file) result.write_trace(*options.trace_file);
+  if (trace_file) result.write_trace(*trace_file);
   return result;
 }
 

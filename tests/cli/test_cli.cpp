@@ -70,7 +70,6 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
   expect_usage_error({"analyze", "--row-limit", "0", trace}, "got '0'");
   expect_usage_error({"analyze", "--row-limit=-3", trace}, "got '-3'");
   expect_usage_error({"analyze", "--cross-thread=yes", trace}, "option --cross-thread takes no value");
-  expect_usage_error({"analyze", trace, trace}, "one TRACE only");
 
   const auto none = run_cli({});
   BOOST_TEST(none.exit_code == 2);

@@ -42,6 +42,7 @@ inline regionprof::analysis_result device_result() {
   run0.regions = {{0, 2, 600000, 250000, std::nullopt}, {1, 1, 34567, 50000, 12345}};
   run0.residual_cpu_ns = 600000;
   run0.residual_device_ns = 100000;
+  run0.devices = {{0, 400000, 300000, 500000}};
 
   run_result run1;
   run1.run_index = 1;

@@ -133,8 +133,14 @@ BOOST_AUTO_TEST_CASE(run_times_in_microseconds_and_fractions) {
   BOOST_TEST(run.at("run_index").as_int64() == 0);
   const json::object& timing = run.at("timing").as_object();
   BOOST_TEST(keys(timing) == (std::vector<std::string>{"wall_time_us", "cpu_time_us", "device_time_us",
-                                                       "device_busy_us", "device_span_us"}),
+                                                       "device_busy_us", "device_span_us", "devices"}),
              boost::test_tools::per_element());
+  // One device (0): its figures are the run's.
+  BOOST_TEST(num(timing.at("devices").at(0).at("device")) == 0.0);
+  BOOST_TEST_REQUIRE(timing.at("devices").as_array().size() == 1u);
+  BOOST_TEST(num(timing.at("devices").at(0).at("device_time_us")) == 400.0);
+  BOOST_TEST(num(timing.at("devices").at(0).at("device_busy_us")) == 300.0);
+  BOOST_TEST(num(timing.at("devices").at(0).at("device_span_us")) == 500.0);
   BOOST_TEST(num(timing.at("wall_time_us")) == 1500.0);
   BOOST_TEST(num(timing.at("cpu_time_us")) == 1234.567);
   BOOST_TEST(num(timing.at("device_time_us")) == 400.0);

@@ -72,12 +72,12 @@ BOOST_AUTO_TEST_CASE(the_docs_table_is_the_code_table) {
   BOOST_TEST(table == expected);
 }
 
-BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
+BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   const auto table = warning_code_table();
-  BOOST_TEST(table.size() == 17u);
+  BOOST_TEST(table.size() == 18u);
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < table.size(); ++i) {
-    BOOST_TEST(static_cast<std::size_t>(table[i].code) == i);
+    if (i > 0) BOOST_TEST((table[i - 1].code < table[i].code));
     BOOST_TEST(to_string(table[i].code) == table[i].name);
     BOOST_TEST((warning_code_from_string(table[i].name) == std::optional<warning_code>(table[i].code)));
     BOOST_TEST(!table[i].meaning.empty());
@@ -90,7 +90,8 @@ BOOST_AUTO_TEST_CASE(the_table_is_dense_and_each_name_parses_back) {
   BOOST_TEST(to_string(warning_code::cupti_overhead) == "CUPTI_OVERHEAD");
   BOOST_TEST(to_string(warning_code::region_tree_truncated) == "REGION_TREE_TRUNCATED");
   BOOST_TEST(static_cast<int>(warning_code::region_tree_truncated) == 16);
-  BOOST_TEST(to_string(static_cast<warning_code>(17)) == "UNKNOWN");
+  BOOST_TEST(to_string(warning_code::rank_mismatch) == "RANK_MISMATCH");
+  BOOST_TEST(to_string(static_cast<warning_code>(18)) == "UNKNOWN");
   BOOST_TEST(!warning_code_from_string("NOT_A_CODE").has_value());
   BOOST_TEST(!warning_code_from_string("no_run_markers").has_value());
   for (warning_source s : sources) BOOST_TEST((warning_source_from_string(to_string(s)) == std::optional(s)));

@@ -112,6 +112,15 @@ struct tree_node {
 /// The path of `tree[node]`: tree_regions indices from the topmost region down to the node's own.
 std::vector<std::uint32_t> tree_path(const std::vector<tree_node>& tree, std::size_t node);
 
+/// One device's part of a run's device figures (report `runs[i].timing.devices[k]`), over the ops the
+/// run launched that ran on that device (rule 6, per device). Times in ns.
+struct device_timing {
+  std::uint16_t device = 0;        ///< device_op::device (the CUDA device ordinal)
+  std::int64_t device_time_ns = 0;  ///< busy-sum of the ops' durations
+  std::int64_t device_busy_ns = 0;  ///< length of the union of their intervals
+  std::int64_t device_span_ns = 0;  ///< first start to last end
+};
+
 /// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
 struct run_result {
   std::size_t run_index = 0;
@@ -126,6 +135,7 @@ struct run_result {
   /// The run's region tree in depth-first order (a parent before its children; topmost nodes in the
   /// order of `regions`, children by first appearance). Empty when analysis_options::region_tree is off.
   std::vector<tree_node> tree;
+  std::vector<device_timing> devices;  ///< by device number, devices the run launched on (device data only)
 };
 
 /// `CPU` rows are CPU intervals, `CUDA` rows device ops.

@@ -77,6 +77,7 @@ analysis_result engine::assemble() {
   }
 
   assemble_tree(result, by_run, result_index);  // rule 14
+  if (device_data_) add_device_figures(result);
   add_key_averages(result);
   add_warnings(result);
   return result;

@@ -307,6 +307,8 @@ class engine {
   void resolve_pending();
   void attribute_device_ops();
   void finish_unordered_unions();
+  // device_split.cpp
+  void add_device_figures(analysis_result& result) const;
   // assemble.cpp, key_averages.cpp, warnings.cpp
   analysis_result assemble();
   void add_key_averages(analysis_result& result) const;

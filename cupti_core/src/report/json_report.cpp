@@ -66,6 +66,20 @@ json::object target_object(const trace& source) {
   return target;
 }
 
+/// `timing.devices`: [{"device", "device_time_us", "device_busy_us", "device_span_us"}], by device.
+json::array devices_array(const std::vector<device_timing>& devices) {
+  json::array out;
+  for (const device_timing& d : devices) {
+    json::object entry;
+    entry["device"] = d.device;
+    entry["device_time_us"] = us(d.device_time_ns);
+    entry["device_busy_us"] = us(d.device_busy_ns);
+    entry["device_span_us"] = us(d.device_span_ns);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 json::object run_object(const run_result& run, const analysis_result& result) {
   json::object timing;
   timing["wall_time_us"] = us(run.wall_time_ns);
@@ -73,6 +87,7 @@ json::object run_object(const run_result& run, const analysis_result& result) {
   if (run.device_time_ns) timing["device_time_us"] = us(*run.device_time_ns);
   if (run.device_busy_ns) timing["device_busy_us"] = us(*run.device_busy_ns);
   if (run.device_span_ns) timing["device_span_us"] = us(*run.device_span_ns);
+  if (run.device_time_ns) timing["devices"] = devices_array(run.devices);
 
   const bool cpu_total = run.cpu_time_ns != 0;
   const bool device_total = run.device_time_ns.has_value() && *run.device_time_ns != 0;

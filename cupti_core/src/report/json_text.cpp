@@ -291,9 +291,9 @@ void append_double(std::string& out, double value) {
   if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
-void append_json(std::string& out, const boost::json::value& value, int indent) {
+void append_json(std::string& out, const boost::json::value& value, int indent, int depth) {
   json_sink sink{out};
-  append_json_at(sink, value, indent, 0);
+  append_json_at(sink, value, indent, depth);
 }
 
 std::size_t write_json_string(std::ostream& out, std::string& scratch, std::string_view text) {

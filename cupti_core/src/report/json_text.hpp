@@ -42,8 +42,9 @@ void append_uint(std::string& out, std::uint64_t value);
 void append_double(std::string& out, double value);
 
 /// Serializes `value` (object members in insertion order). indent 0: compact; indent n > 0: one member
-/// or element per line, indented by n spaces per level. Strings go through append_json_string.
-void append_json(std::string& out, const boost::json::value& value, int indent = 0);
+/// or element per line, indented by n spaces per level, starting at level `depth` (for a value nested
+/// in text written around it). Strings go through append_json_string.
+void append_json(std::string& out, const boost::json::value& value, int indent = 0, int depth = 0);
 
 /// append_json_string's text written to `out` in pieces of about 1 MiB formatted in `scratch` (left
 /// empty), for a string too long to copy whole; returns the bytes written.

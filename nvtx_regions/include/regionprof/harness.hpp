@@ -21,7 +21,10 @@ namespace regionprof {
 struct profile_options {
   std::size_t warmup_runs = 3;     ///< calls before recording starts (not recorded, not reported)
   std::size_t measured_runs = 10;  ///< recorded, reported runs (at least 1)
-  std::optional<std::string> trace_file;  ///< also write the Chrome trace here (Perfetto, chrome://tracing)
+  /// Also write the Chrome trace here (Perfetto, chrome://tracing). Placeholders expand as in
+  /// regionprof::expand_output_path (`%r` rank, `%l` local rank, `%h` host, `%p` pid, `%%`); with a
+  /// world size above 1 the path must hold `%r` or `%p` (else std::invalid_argument, before any run).
+  std::optional<std::string> trace_file;
   /// Run marker, region rules, cross_thread, row_limit. The harness marks each call with the default
   /// marker; a custom `run_marker` must match exactly one range per call. `skip_runs` is the harness's
   /// own (its internal warm-up run) and must stay 0: use `warmup_runs`.

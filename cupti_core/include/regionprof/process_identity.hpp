@@ -1,0 +1,91 @@
+// Which process of a job this is (rank, local rank, world size, host, pid, from the launchers'
+// environment variables), and output paths with placeholders expanded from it, so that the processes
+// of one job never write one file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace regionprof {
+
+/// One process of a (possibly distributed) job. Rank, local rank and world size are those the
+/// launcher set (absent when none of its variables is set).
+struct process_identity {
+  std::optional<std::uint64_t> rank;        ///< RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID
+  std::optional<std::uint64_t> local_rank;  ///< LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID
+  std::optional<std::uint64_t> world_size;  ///< WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS
+  std::string host;                         ///< gethostname()
+  std::int64_t pid = 0;                     ///< the profiled process's pid
+};
+
+/// A rank variable with a value that is not a whole number, or an output path pattern that cannot be
+/// used. what() names the variable or the path and what is wrong.
+class process_identity_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Reads the identity through `lookup` (a variable's value, or nullopt when unset or empty); for each
+/// field the first variable that is set wins (torchrun's, then Open MPI's, then MPICH/Intel MPI's,
+/// then Slurm's). `host` and `pid` are the caller's. Throws process_identity_error naming the variable
+/// whose value is not a whole number.
+///
+/// ```
+/// auto id = regionprof::identity_from(
+///     [](std::string_view name) -> std::optional<std::string> {
+///       return name == "OMPI_COMM_WORLD_RANK" ? std::optional<std::string>("3") : std::nullopt; },
+///     "node7", 4242);  // id.rank == 3, id.world_size empty
+/// ```
+process_identity identity_from(const std::function<std::optional<std::string>(std::string_view)>& lookup,
+                               std::string host, std::int64_t pid);
+
+/// identity_from(std::getenv, gethostname(), getpid()).
+///
+/// ```
+/// regionprof::process_identity me = regionprof::this_process_identity();
+/// ```
+process_identity this_process_identity();
+
+/// This process's host and pid only (no rank, local rank or world size): for a producer whose paths use no
+/// placeholder when a launcher variable cannot be read, so that a stray `RANK=node-3` costs no profile.
+///
+/// ```
+/// regionprof::process_identity me = regionprof::this_process_host_and_pid();  // me.rank is empty
+/// ```
+process_identity this_process_host_and_pid();
+
+/// Expands an output path pattern: `%r` rank, `%l` local rank (each 0 when the launcher set none),
+/// `%h` host, `%p` pid, `%%` a `%`. Throws process_identity_error naming the pattern for an unknown
+/// `%x` or a lone `%` at the end, and, when the world size is above 1, for a pattern with neither `%r`
+/// nor `%p` (the processes of the job would all write one file), saying what to add.
+///
+/// ```
+/// regionprof::process_identity id{2, 0, 4, "node7", 4242};
+/// regionprof::expand_output_path("prof-%r.json", id);      // "prof-2.json"
+/// regionprof::expand_output_path("%h/%p-100%%.json", id);  // "node7/4242-100%.json"
+/// regionprof::expand_output_path("prof.json", id);         // throws: add %r or %p
+/// ```
+std::string expand_output_path(std::string_view pattern, const process_identity& identity);
+
+/// As expand_output_path, but `%p` and `%%` stay as they are: for a parent that knows every field but
+/// the pid of the process that will write (`regionprof run`). The result expands again with
+/// expand_output_path to the same path as the pattern would have. Same errors.
+///
+/// ```
+/// regionprof::expand_output_path_but_pid("r%r-%p.json", id);  // "r2-%p.json"
+/// ```
+std::string expand_output_path_but_pid(std::string_view pattern, const process_identity& identity);
+
+/// `text` with each `%` doubled, so that expand_output_path gives `text` back.
+std::string escape_output_path(std::string_view text);
+
+/// The identity's members for a report's `target`, as JSON members without braces, in this order:
+/// `"rank"`, `"local_rank"`, `"world_size"` (each only when known), `"host"`, `"pid"`
+/// (`"rank": 2, "local_rank": 0, "world_size": 4, "host": "node7", "pid": 4242`).
+std::string identity_json_members(const process_identity& identity);
+
+}  // namespace regionprof

@@ -1,0 +1,118 @@
+// Process identity from the launchers' variables and output path placeholders (regionprof/process_identity.hpp).
+#include <map>
+#include <optional>
+#include <string>
+
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/process_identity.hpp"
+
+using namespace regionprof;
+
+namespace {
+
+process_identity identity_of(const std::map<std::string, std::string>& variables) {
+  return identity_from(
+      [&variables](std::string_view name) -> std::optional<std::string> {
+        const auto found = variables.find(std::string(name));
+        if (found == variables.end()) return std::nullopt;
+        return found->second;
+      },
+      "node7", 4242);
+}
+
+std::string error_of(std::string_view pattern, const process_identity& identity) {
+  try {
+    expand_output_path(pattern, identity);
+  } catch (const process_identity_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(process_identity_tests)
+
+BOOST_AUTO_TEST_CASE(first_launcher_variable_wins) {
+  const process_identity torchrun =
+      identity_of({{"RANK", "3"}, {"OMPI_COMM_WORLD_RANK", "9"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}});
+  BOOST_TEST(torchrun.rank.value_or(999) == 3u);
+  BOOST_TEST(torchrun.local_rank.value_or(999) == 1u);
+  BOOST_TEST(torchrun.world_size.value_or(999) == 8u);
+  BOOST_TEST(torchrun.host == "node7");
+  BOOST_TEST(torchrun.pid == 4242);
+
+  const process_identity mpi = identity_of(
+      {{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "6"}, {"SLURM_PROCID", "0"}});
+  BOOST_TEST(mpi.rank.value_or(999) == 5u);
+  BOOST_TEST(mpi.local_rank.value_or(999) == 2u);
+  BOOST_TEST(mpi.world_size.value_or(999) == 6u);
+
+  const process_identity hydra = identity_of({{"PMI_RANK", "4"}, {"MPI_LOCALRANKID", "0"}, {"PMI_SIZE", "5"}});
+  BOOST_TEST(hydra.rank.value_or(999) == 4u);
+  BOOST_TEST(hydra.world_size.value_or(999) == 5u);
+
+  const process_identity slurm = identity_of({{"SLURM_PROCID", "7"}, {"SLURM_LOCALID", "3"}, {"SLURM_NTASKS", "16"}});
+  BOOST_TEST(slurm.rank.value_or(999) == 7u);
+  BOOST_TEST(slurm.local_rank.value_or(999) == 3u);
+  BOOST_TEST(slurm.world_size.value_or(999) == 16u);
+
+  const process_identity alone = identity_of({});
+  BOOST_TEST(!alone.rank.has_value());
+  BOOST_TEST(!alone.world_size.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_that_is_not_a_number_names_the_variable) {
+  try {
+    identity_of({{"RANK", "two"}});
+    BOOST_FAIL("no error");
+  } catch (const process_identity_error& e) {
+    BOOST_TEST(std::string(e.what()) == "RANK='two' is not a whole number");
+  }
+  BOOST_CHECK_THROW(identity_of({{"WORLD_SIZE", "-1"}}), process_identity_error);
+  BOOST_CHECK_THROW(identity_of({{"LOCAL_RANK", "1x"}}), process_identity_error);
+}
+
+BOOST_AUTO_TEST_CASE(placeholders_expand) {
+  const process_identity id{2, 1, 4, "node7", 4242};
+  BOOST_TEST(expand_output_path("prof-%r.json", id) == "prof-2.json");
+  BOOST_TEST(expand_output_path("%h/%l/%p-100%%.json", id) == "node7/1/4242-100%.json");
+  BOOST_TEST(expand_output_path("r%r_l%l_%h_%p", id) == "r2_l1_node7_4242");
+  const process_identity alone{std::nullopt, std::nullopt, std::nullopt, "h", 9};
+  BOOST_TEST(expand_output_path("profile.json", alone) == "profile.json");
+  BOOST_TEST(expand_output_path("p%r-%l.json", alone) == "p0-0.json");  // no launcher: rank 0
+}
+
+BOOST_AUTO_TEST_CASE(all_but_the_pid_expand_to_the_same_path) {
+  const process_identity id{2, 1, 4, "node%7", 4242};
+  const std::string pattern = "%h-%r-%p-%%.json";
+  const std::string kept = expand_output_path_but_pid(pattern, id);
+  BOOST_TEST(kept == "node%%7-2-%p-%%.json");
+  BOOST_TEST(expand_output_path(kept, id) == expand_output_path(pattern, id));
+  BOOST_TEST(expand_output_path(kept, id) == "node%7-2-4242-%.json");
+  BOOST_TEST(escape_output_path("/a%b/") == "/a%%b/");
+}
+
+BOOST_AUTO_TEST_CASE(bad_patterns_are_errors_that_say_what_to_do) {
+  const process_identity id{2, 1, 4, "node7", 4242};
+  BOOST_TEST(error_of("prof-%x.json", id) ==
+             "output path 'prof-%x.json': unknown placeholder '%x' (known: %r rank, %l local rank, %h host, %p pid, "
+             "%% a '%')");
+  BOOST_TEST(error_of("prof-%", id) == "output path 'prof-%': a lone '%' at the end (write '%%' for a '%')");
+  BOOST_TEST(error_of("prof-%l.json", id) ==
+             "output path 'prof-%l.json': the job has 4 processes and all of them would write this one file; add "
+             "%r (the rank) or %p (the pid) to the path, e.g. 'profile-%r.json'");
+  BOOST_TEST(error_of("prof-%p.json", id).empty());
+  const process_identity one{0, 0, 1, "node7", 1};
+  BOOST_TEST(error_of("prof.json", one).empty());  // a world of one writes one file
+}
+
+BOOST_AUTO_TEST_CASE(identity_members_for_the_target) {
+  BOOST_TEST(identity_json_members({2, 0, 4, "node7", 4242}) ==
+             R"("rank": 2, "local_rank": 0, "world_size": 4, "host": "node7", "pid": 4242)");
+  BOOST_TEST(identity_json_members({std::nullopt, std::nullopt, std::nullopt, "a\"b", 1}) ==
+             R"("host": "a\"b", "pid": 1)");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
