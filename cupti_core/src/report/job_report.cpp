@@ -31,7 +31,6 @@ cross_rank_figure figure_of(std::vector<sample>& samples) {
   if (samples.empty()) return f;
   std::sort(samples.begin(), samples.end(),
             [](const sample& a, const sample& b) { return a.ns != b.ns ? a.ns < b.ns : a.rank > b.rank; });
-  const std::size_t n = samples.size();
   f.min_ns = samples.front().ns;
   f.max_ns = samples.back().ns;
   f.slowest_rank = samples.back().rank;  // among equal maxima, the lowest rank sorts last
