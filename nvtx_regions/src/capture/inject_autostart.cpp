@@ -5,8 +5,11 @@
 // The trace is written to FILE.regionprof-PID.partial and renamed onto FILE, so FILE is never left half
 // written (an earlier FILE stays as it was when the process dies first). Only the process that loaded
 // the library writes: a forked child that exits does not. On SIGINT, SIGTERM or SIGHUP left at their
-// default action the trace of what was recorded is written, then the signal is raised again with its
-// default action (a 10 s watchdog bounds the attempt). SIGKILL and _exit() leave nothing.
+// default action the trace of what was recorded is written (by a thread of the library, not in the
+// signal handler), then the signal is raised again with its default action (a 10 s watchdog bounds the
+// attempt). SIGKILL and _exit() leave nothing.
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "regionprof/capture.hpp"
 #include "regionprof/report.hpp"
@@ -79,33 +83,71 @@ void on_watchdog(int) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, signal_number);
-  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   raise(signal_number);
   _exit(128 + signal_number);
 }
 
-/// Installed with SA_RESETHAND | SA_NODEFER: the disposition is the default again inside, so the raise
-/// at the end ends the process as the signal would have.
+/// Posted by the signal handler (sem_post is async-signal-safe); the writer thread waits on it.
+sem_t signal_posted;
+
+/// The signal handler does nothing that could block on a lock the interrupted code holds (malloc, the
+/// capture's mutexes): it records the signal and wakes the writer thread, which writes the trace and then
+/// ends the process with the signal's default action. In a forked child (no writer thread) the default
+/// action is taken at once.
 void on_signal(int signal_number) {
-  state().fatal_signal.store(signal_number);
+  if (::getpid() != state().pid) {
+    ::signal(signal_number, SIG_DFL);
+    raise(signal_number);
+    return;
+  }
+  int expected = 0;
+  if (state().fatal_signal.compare_exchange_strong(expected, signal_number)) sem_post(&signal_posted);
+}
+
+void writer_thread() noexcept {
+  while (sem_wait(&signal_posted) != 0) {
+  }
+  const int signal_number = state().fatal_signal.load();
   struct sigaction watchdog {};
   watchdog.sa_handler = on_watchdog;
   sigaction(SIGALRM, &watchdog, nullptr);
   alarm(10);
-  if (::getpid() == state().pid) std::fprintf(stderr, "regionprof: signal %d: writing the NVTX trace\n", signal_number);
   write_trace();
   alarm(0);
+  ::signal(signal_number, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal_number);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   raise(signal_number);
+  _exit(128 + signal_number);
 }
 
 void install_signal_handlers() {
+  bool any = false;
   for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction current {};
     if (sigaction(signal_number, nullptr, &current) != 0) continue;
     if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;  // the program's own
+    if (!any) {
+      // The writer thread blocks every signal, so the program's signals still reach its own threads.
+      sigset_t all;
+      sigset_t previous;
+      sigfillset(&all);
+      if (sem_init(&signal_posted, 0, 0) != 0 || pthread_sigmask(SIG_SETMASK, &all, &previous) != 0) return;
+      try {
+        std::thread(writer_thread).detach();
+      } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        return;  // no thread: the signals keep their default action
+      }
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      any = true;
+    }
     struct sigaction handler {};
     handler.sa_handler = on_signal;
-    handler.sa_flags = SA_RESETHAND | SA_NODEFER;
+    handler.sa_flags = SA_RESTART;
     sigemptyset(&handler.sa_mask);
     sigaction(signal_number, &handler, nullptr);
   }
