@@ -1,9 +1,9 @@
 // A program with the static capture tool that forks while its threads record, run by test_capture_stress.
 //
-// While a session is active, 4 threads record up to 2 M ranges (200000 under TSan) with 4096 unregistered names each (more
-// than the per-thread name cache holds, so they take the tool's string registry lock all the time) and 2
-// more threads start up to 2000 short-lived threads each (the thread registry lock; not under
-// ThreadSanitizer); meanwhile the main thread forks 16 children. Each child records
+// While a session is active, 4 threads record up to 2 M ranges (200000 under a sanitizer) with 4096
+// unregistered names each (more than the per-thread name cache holds, so they take the tool's string
+// registry lock all the time) and 2 more threads start up to 2000 short-lived threads each (the thread
+// registry lock; not under a sanitizer); meanwhile the main thread forks 16 children. Each child records
 // 1000 `child_range` ranges (and 1000 more on a thread of its own, except under ThreadSanitizer, which
 // supports no new thread after a multithreaded fork), stops its copy of the session, checks that it holds
 // exactly its own 2000 (or 1000) `child_range` ranges, and exits 0 (1 on a mismatch; a child stuck on a
@@ -36,12 +36,12 @@ std::size_t count_named(const regionprof::capture_result& result, std::string_vi
 
 constexpr int child_ranges_per_thread = 1000;
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool thread_sanitizer = true;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool sanitizer = true;
 #else
-constexpr bool thread_sanitizer = false;
+constexpr bool sanitizer = false;
 #endif
-constexpr long name_ranges = thread_sanitizer ? 200'000 : 2'000'000;  // per recording thread
+constexpr long name_ranges = sanitizer ? 200'000 : 2'000'000;  // per recording thread
 
 [[noreturn]] void child(regionprof::capture_session& session) {
   ::alarm(60);
@@ -87,9 +87,9 @@ int main() {
       }
     });
   }
-  // Not under ThreadSanitizer, whose runtime can deadlock a child forked while another thread is being
+  // Not under a sanitizer, whose runtime can deadlock a child forked while another thread is being
   // created or joined.
-  for (int t = 0; t < (thread_sanitizer ? 0 : 2); ++t) {
+  for (int t = 0; t < (sanitizer ? 0 : 2); ++t) {
     threads.emplace_back([&] {
       for (int n = 0; n < 2000 && !stop.load(std::memory_order_relaxed); ++n) {
         std::thread([&] {

@@ -88,7 +88,9 @@ written parse_output(const route& r, const fs::path& path) {
   }
   for (const boost::json::value& w : *warnings) {
     out.warning_codes.emplace_back(w.at("code").as_string());
-    if (out.warning_codes.back() == "UNBALANCED_RANGES") out.unbalanced_message = std::string(w.at("message").as_string());
+    if (out.warning_codes.back() == "UNBALANCED_RANGES") {
+      out.unbalanced_message = std::string(w.at("message").as_string());
+    }
   }
   return out;
 }
