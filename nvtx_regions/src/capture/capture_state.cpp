@@ -82,10 +82,12 @@ void drop_until_session_ends(thread_buffer* b, std::uint32_t epoch) noexcept {
 /// this thread in this session.
 bool replace_chunk(thread_buffer* b, std::uint32_t epoch, std::uint64_t base) noexcept {
   if (b->current != nullptr) {
+    // Handed over before it is unpublished: a collector finds it in one place or the other (see the
+    // ownership rules in capture_state.hpp); the other order loses it to a collector that runs between.
     chunk* full = b->current;
+    hand_over(full);
     b->current = nullptr;
     b->current_published.store(nullptr, std::memory_order_release);
-    hand_over(full);
   }
   chunk* fresh = nullptr;
   if (charge_chunk()) {
@@ -144,13 +146,56 @@ thread_buffer* register_this_thread() noexcept {
   return b;
 }
 
+tool_state* fork_state = nullptr;  // set once, before the atfork handlers can run
+
+/// Every mutex of the tool, taken in lock order (registry, pool, then the leaves) before fork() and
+/// released after it in both processes: no mutex is inherited held by a thread the child lacks.
+void before_fork() noexcept {
+  fork_state->registry.mutex.lock();
+  fork_state->pool_mutex.lock();
+  fork_state->strings.fork_mutex().lock();
+  fork_state->domains.fork_mutex().lock();
+}
+
+void after_fork() noexcept {
+  fork_state->domains.fork_mutex().unlock();
+  fork_state->strings.fork_mutex().unlock();
+  fork_state->pool_mutex.unlock();
+  fork_state->registry.mutex.unlock();
+}
+
+/// In the child, only the forking thread exists: every other thread is recorded as exited (its thread
+/// descriptor, which a live thread's name is read through, may be unmapped in the child). Its current
+/// chunk, whose published records are as valid as a paused thread's, is handed over unless it already is
+/// (it was between the two steps of replace_chunk). Runs with every lock held and no other thread.
+void after_fork_in_child() noexcept {
+  tool_state& s = *fork_state;
+  for (thread_info& info : s.registry.threads) {
+    if (info.buffer == nullptr || info.buffer == this_thread_buffer) continue;
+    thread_buffer* ghost = info.buffer;
+    if (chunk* c = ghost->current_published.load(std::memory_order_acquire); c != nullptr) {
+      bool handed_over = false;
+      for (chunk* h = s.handover.load(std::memory_order_acquire); h != nullptr && !handed_over; h = h->next) {
+        handed_over = h == c;
+      }
+      if (!handed_over) hand_over(c);
+    }
+    info.over_cap_epoch = ghost->over_cap_epoch.load(std::memory_order_relaxed);
+    info.buffer = nullptr;
+    delete ghost;
+  }
+  after_fork();
+}
+
 }  // namespace
 
 tool_state& state() noexcept {
   // Never destroyed: NVTX calls from static destructors and late-exiting threads stay safe.
   static tool_state* const instance = [] {
     pthread_key_create(&exit_key, [](void* value) { on_thread_exit(value); });
-    return new tool_state;
+    fork_state = new tool_state;
+    pthread_atfork(before_fork, after_fork, after_fork_in_child);
+    return fork_state;
   }();
   return *instance;
 }
@@ -215,9 +260,26 @@ void hand_over(chunk* c) noexcept {
 }
 
 void release_chunks(const std::vector<chunk*>& chunks) noexcept {
+  if (chunks.empty()) return;
   tool_state& s = state();
+  std::lock_guard registry_lock(s.registry.mutex);
+  std::vector<const chunk*> published;
+  try {
+    published.reserve(s.registry.threads.size());
+  } catch (...) {
+    for (chunk* c : chunks) hand_over(c);  // kept for a later collection rather than risk a dangling pointer
+    return;
+  }
+  for (const thread_info& info : s.registry.threads) {
+    if (info.buffer != nullptr) published.push_back(info.buffer->current_published.load(std::memory_order_acquire));
+  }
+  std::sort(published.begin(), published.end());
   std::lock_guard lock(s.pool_mutex);
   for (chunk* c : chunks) {
+    if (std::binary_search(published.begin(), published.end(), c)) {
+      hand_over(c);  // its owner has handed it over but not yet unpublished it
+      continue;
+    }
     if (s.pool.size() < pool_cap_chunks) {
       try {
         s.pool.push_back(c);

@@ -9,6 +9,15 @@
 // - A full chunk, a chunk whose tick base no longer reaches the thread's clock (see `record`), and the
 //   current chunk of an exiting thread, is pushed onto `handover` (a lock-free stack); from then on only
 //   the collector (capture_session::stop) touches it, and returns it to the pool once converted.
+// - A replaced chunk is pushed onto `handover` before it stops being `current_published`, so a collector
+//   (which reads every thread's current chunk, then drains the stack) always finds it in one place or the
+//   other; it may find it in both, and then keeps the handed-over one. A collected chunk that is still
+//   some live thread's `current_published` (its owner paused between the two steps) is pushed back onto
+//   the stack instead of being reused or freed, so no published pointer ever dangles.
+// - fork(): pthread_atfork handlers take every mutex of the tool (in lock order) around fork(), so the
+//   child never inherits one held by a thread that does not exist there. In the child the other threads
+//   are recorded as exited and their current chunks handed over: what they published before the fork
+//   stays in the child's copy of the session.
 // - stop() copies the published prefix of each live thread's current chunk (the thread keeps writing
 //   beyond it); a thread resets its chunk only when it first records in a later session, which cannot
 //   begin before stop() has returned.
@@ -167,6 +176,8 @@ class string_registry {
   std::size_t size();
   /// Copies of the texts of `ids` (one lock).
   void texts_of(const std::vector<std::uint32_t>& ids, std::vector<std::string>& out);
+  /// Around fork() only (see state()).
+  std::mutex& fork_mutex() noexcept { return mutex_; }
 
  private:
   std::mutex mutex_;
@@ -181,6 +192,8 @@ class domain_registry {
   std::uint16_t create(std::string_view name);
   std::vector<std::string> names();
   std::uint64_t overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
+  /// Around fork() only (see state()).
+  std::mutex& fork_mutex() noexcept { return mutex_; }
 
  private:
   std::mutex mutex_;
@@ -224,6 +237,17 @@ tool_state& state() noexcept;
 /// one relaxed load of it when it is 0; prepare() issues an acquire fence otherwise (no instruction on
 /// x86), so what the session wrote before publishing the epoch (clock choice, cap) is visible.
 extern std::atomic<std::uint32_t> active_epoch;
+
+/// active_epoch as every NVTX callback reads it first: one relaxed load, ordered by prepare()'s acquire
+/// fence when non-zero. ThreadSanitizer does not model fences (GCC rejects them under -Wtsan), so a TSan
+/// build reads it with acquire instead: the same ordering (both are a plain load on x86), seen by TSan.
+inline std::uint32_t load_active_epoch() noexcept {
+#if defined(__SANITIZE_THREAD__)
+  return active_epoch.load(std::memory_order_acquire);
+#else
+  return active_epoch.load(std::memory_order_relaxed);
+#endif
+}
 /// The calling thread's buffer (nullptr until it first records). Initial-exec TLS: one fs-relative load,
 /// also in the injected shared library (8 bytes of static TLS).
 /// (`__thread`, not thread_local: no TLS wrapper call when another translation unit reads it.)
@@ -237,7 +261,9 @@ thread_buffer* prepare_slow(std::uint32_t epoch) noexcept;
 /// The calling thread's buffer ready to append in `epoch` (read relaxed, non-zero), or nullptr (dropped
 /// and counted).
 inline thread_buffer* prepare(std::uint32_t epoch) noexcept {
+#if !defined(__SANITIZE_THREAD__)
   std::atomic_thread_fence(std::memory_order_acquire);  // pairs with the session's release of the epoch
+#endif
   thread_buffer* buffer = this_thread_buffer;
   if (buffer != nullptr && buffer->epoch == epoch && buffer->used < records_per_chunk) [[likely]] {
     return buffer;
@@ -273,7 +299,9 @@ std::uint32_t intern_cached(thread_buffer* buffer, const char* text, std::size_t
 /// Hands a chunk to the collector (lock-free push).
 void hand_over(chunk* c) noexcept;
 
-/// Returns chunks to the pool (or frees them past the pool's cap). Collector only.
+/// Returns chunks to the pool (or frees them past the pool's cap); one still a live thread's
+/// current_published goes back onto `handover` for a later collection. Collector only; takes
+/// registry.mutex, then pool_mutex.
 void release_chunks(const std::vector<chunk*>& chunks) noexcept;
 
 }  // namespace regionprof::capture_detail

@@ -105,7 +105,7 @@ template <class Name>
 
 template <class Name>
 [[gnu::always_inline]] inline int push(std::uint16_t domain, Name name_of) noexcept {
-  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
+  const std::uint32_t epoch = load_active_epoch();
   if (epoch == 0) return NVTX_NO_PUSH_POP_TRACKING;
   return push_recording(epoch, domain, name_of);
 }
@@ -118,7 +118,7 @@ template <class Name>
 }
 
 [[gnu::always_inline]] inline int pop(std::uint16_t domain) noexcept {
-  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
+  const std::uint32_t epoch = load_active_epoch();
   if (epoch == 0) return NVTX_NO_PUSH_POP_TRACKING;
   return pop_recording(epoch, domain);
 }
@@ -140,7 +140,7 @@ int NVTX_API pop_default() { return pop(0); }
 
 template <class Name>
 nvtxRangeId_t start(std::uint16_t domain, Name name_of) noexcept {
-  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
+  const std::uint32_t epoch = load_active_epoch();
   if (epoch == 0) return range_id_not_recorded;
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return range_id_dropped;
@@ -151,7 +151,7 @@ nvtxRangeId_t start(std::uint16_t domain, Name name_of) noexcept {
 }
 
 void end(nvtxRangeId_t id) noexcept {
-  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
+  const std::uint32_t epoch = load_active_epoch();
   if (epoch == 0) return;
   const std::uint64_t ticks = read_ticks();
   thread_buffer* b = prepare(epoch);
@@ -179,7 +179,7 @@ void NVTX_API end_default(nvtxRangeId_t id) { end(id); }
 
 template <class Name>
 void mark(std::uint16_t domain, Name name_of) noexcept {
-  const std::uint32_t epoch = active_epoch.load(std::memory_order_relaxed);
+  const std::uint32_t epoch = load_active_epoch();
   if (epoch == 0) return;
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return;
