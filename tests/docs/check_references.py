@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every reference to a .md file in the repository resolves to a file in it.
+"""Every reference to a .md file in the repository resolves to a file in it, and README.md stays short.
 
 Checked: Markdown links `[text](path.md#anchor)` in .md files (relative to the linking file), and
 mentions of `docs/<page>.md` or `README.md` anywhere in tracked files (relative to the repository
@@ -35,6 +35,9 @@ for name in files:
         for target in targets:
             if not target.resolve().is_file():
                 problems.append(f"{name}:{number}: {target.relative_to(root) if target.is_relative_to(root) else target} does not exist")
+readme = (root / "README.md").stat().st_size
+if readme > 10000:
+    problems.append(f"README.md: {readme} bytes; it holds at most 10,000 (move detail to docs/)")
 for p in problems:
     print(p)
 print(f"{len(files)} files checked, {len(problems)} broken references")
