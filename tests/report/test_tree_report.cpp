@@ -67,10 +67,11 @@ BOOST_AUTO_TEST_CASE(runs_carry_their_tree_depth_first) {
   BOOST_TEST(num(tree[0].at("self_device_time_us")) == 0.0);
   BOOST_TEST(num(tree[1].at("self_device_time_us")) == 0.005);
   BOOST_TEST(runs[1].at("tree").as_array().size() == 1u);
-  // The top level: tree_summary after region_summary.
+  // The top level: tree_summary after region_summary and run_summary, the other additions.
   const std::vector<std::string> top = keys(report);
-  BOOST_TEST_REQUIRE(top.size() >= 2u);
-  BOOST_TEST(top[top.size() - 2] == "region_summary");
+  BOOST_TEST_REQUIRE(top.size() >= 3u);
+  BOOST_TEST(top[top.size() - 3] == "region_summary");
+  BOOST_TEST(top[top.size() - 2] == "run_summary");
   BOOST_TEST(top.back() == "tree_summary");
 }
 

@@ -75,6 +75,10 @@ struct analysis_options {
   /// Most (run, path) nodes of all runs' trees together (rule 14); a nested instance that would open a
   /// node past the cap is folded into its parent node (REGION_TREE_TRUNCATED). About 100 bytes per node.
   std::size_t region_tree_max_nodes = std::size_t{1} << 20;
+  /// Most regions on a path (rule 14): an instance nested deeper is folded into the node above it
+  /// (REGION_TREE_TRUNCATED). Each node's JSON `path` lists its regions, so the report grows with
+  /// nodes x depth; 100,000 nested regions would otherwise write 5 x 10^9 ids.
+  std::uint32_t region_tree_max_depth = 64;
 };
 
 /// One observed region (report `regions`).

@@ -134,6 +134,7 @@ struct tree_stats {
 struct tree_path_entry {
   tree_path_index parent;  ///< none for a path of one region
   std::uint32_t region = 0;
+  std::uint32_t depth = 0;  ///< 0 for a path of one region (path length - 1)
   // One-entry cache of engine::child_node(): the child path looked up last.
   std::uint32_t last_child_region = static_cast<std::uint32_t>(-1);
   tree_path_index last_child;

@@ -58,12 +58,13 @@ tree_node_index engine::child_node(run_index run, tree_node_index parent, std::u
     const std::uint64_t key = (std::uint64_t{parent_path.index()} << 32) | region;
     path = path_children_.find(key);
     if (!path.is_index()) {
-      if (tree_.size() >= options_.region_tree_max_nodes) {
+      const std::uint32_t depth = tree_paths_[parent_path].depth + 1;
+      if (tree_.size() >= options_.region_tree_max_nodes || depth >= options_.region_tree_max_depth) {
         ++tree_truncated_;  // the instance (and its subtree) stays in `parent`
         return no_tree_node::none;
       }
       path = tree_paths_.next();
-      tree_paths_.push_back({.parent = parent_path, .region = region});
+      tree_paths_.push_back({.parent = parent_path, .region = region, .depth = depth});
       path_children_.insert(key, path);
     }
     tree_path_entry& p = tree_paths_[parent_path];  // after push_back(): tree_paths_ may have moved

@@ -117,9 +117,11 @@ void engine::add_warnings(analysis_result& result) const {
     warn(warning_code::region_tree_truncated,
          std::to_string(tree_truncated_) + " nested region instance(s) would have opened a region-tree node past "
              "the cap of " + std::to_string(options_.region_tree_max_nodes) +
-             " nodes (analysis_options::region_tree_max_nodes) and were folded into their parent node, whose "
-             "self time now holds theirs; topmost regions and every other figure are unaffected. Raise the cap "
-             "or use region rules that make fewer distinct nesting paths.");
+             " nodes (analysis_options::region_tree_max_nodes) or deeper than " +
+             std::to_string(options_.region_tree_max_depth) +
+             " regions (region_tree_max_depth) and were folded into their parent node, whose self time now "
+             "holds theirs; topmost regions and every other figure are unaffected. Raise the caps or use "
+             "region rules that make fewer distinct nesting paths.");
   }
 }
 

@@ -15,6 +15,9 @@ std::size_t display_width(std::string_view text) {
 /// Valid UTF-8 on one line: control characters become spaces, and text longer than `limit`
 /// characters is cut to limit - 3 characters plus "...". (`|` is escaped by `table`, where it matters.)
 std::string clean(std::string_view raw, std::size_t limit) {
+  // A character is at most 4 bytes: a longer raw text is longer than `limit` characters, and only its
+  // first limit - 3 characters are kept, so a 30 MB name is never copied whole.
+  if (limit != 0 && raw.size() > 4 * limit + 4) raw = raw.substr(0, 4 * limit + 4);
   std::string text = report_detail::repair_utf8(raw);
   if (limit != 0 && display_width(text) > limit) {
     std::size_t chars = 0;
