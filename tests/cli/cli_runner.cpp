@@ -66,4 +66,20 @@ cli_result run_cli(const std::vector<std::string>& args) {
   return result;
 }
 
+scratch_dir::scratch_dir(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  const char* made = mkdtemp(pattern.data());
+  if (made == nullptr) throw std::runtime_error("mkdtemp " + pattern + " failed");
+  path = std::filesystem::canonical(made);
+}
+
+scratch_dir::~scratch_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ignored;
+  for (const auto& entry : fs::recursive_directory_iterator(path, ignored)) {
+    if (entry.is_directory(ignored)) fs::permissions(entry.path(), fs::perms::owner_all, ignored);
+  }
+  fs::remove_all(path, ignored);
+}
+
 }  // namespace cli_test

@@ -1,6 +1,7 @@
 // Runs the built `regionprof` executable and captures its exit code, stdout and stderr.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,15 @@ std::string temp_path(const std::string& name);
 std::string data_file(const std::string& name);
 
 std::string read_file(const std::string& path);
+
+/// A fresh directory under the temporary directory for one test case (`<prefix>-XXXXXX`, canonical),
+/// removed with everything in it at the end (its subdirectories made writable first).
+struct scratch_dir {
+  explicit scratch_dir(const std::string& prefix = "regionprof-test");
+  ~scratch_dir();
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  std::filesystem::path path;
+};
 
 }  // namespace cli_test

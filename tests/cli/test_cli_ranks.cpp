@@ -11,22 +11,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "cli_runner.hpp"
+#include "support/shared_traces.hpp"
 
 namespace {
 
 namespace json = boost::json;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string shared_trace(const std::string& file) {
-  const char* dir = std::getenv("REGIONPROF_TRACES_DIR");
-  if (dir == nullptr || *dir == '\0') {
-    std::printf("skipped: REGIONPROF_TRACES_DIR is not set (scripts/test sets it to ../shared/traces)\n");
-    std::fflush(stdout);
-    std::exit(77);
-  }
-  return std::string(dir) + "/" + file;
-}
 
 const std::vector<std::string> sampled_rules{"--run-marker", R"(ProfilerStep#\d+)", "--region", "## (.*) ##=phase"};
 
@@ -71,8 +62,8 @@ BOOST_AUTO_TEST_SUITE(cli_ranks)
 // docs/cli.md: the two shared ranks of one 128-rank job -> one job report whose per-rank runs are the
 // single-rank analyses' and whose stragglers are the ranks with the larger figure.
 BOOST_AUTO_TEST_CASE(two_shared_ranks_give_one_job_report) {
-  const std::string rank0 = shared_trace("sampled_rank0_kineto.json.gz");
-  const std::string rank1 = shared_trace("sampled_rank1_kineto.json.gz");
+  const std::string rank0 = regionprof::test::shared_trace("sampled_rank0_kineto.json.gz");
+  const std::string rank1 = regionprof::test::shared_trace("sampled_rank1_kineto.json.gz");
   const json::object single0 = analyze_to_json({rank0}, "single0.json");
   const json::object single1 = analyze_to_json({rank1}, "single1.json");
   const json::object job = analyze_to_json({rank1, rank0}, "job.json");  // argument order does not place ranks

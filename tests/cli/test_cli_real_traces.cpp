@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "support/shared_traces.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/import.hpp"
 #include "support/reference_attribution.hpp"
@@ -20,16 +21,6 @@
 using namespace regionprof;
 
 namespace {
-
-std::string trace_path(const std::string& file) {
-  const char* dir = std::getenv("REGIONPROF_TRACES_DIR");
-  if (dir == nullptr || *dir == '\0') {
-    std::printf("skipped: REGIONPROF_TRACES_DIR is not set (scripts/test sets it to ../shared/traces)\n");
-    std::fflush(stdout);
-    std::exit(77);
-  }
-  return std::string(dir) + "/" + file;
-}
 
 struct scenario {
   std::string file;
@@ -67,7 +58,7 @@ analysis_options options_of(const scenario& s) {
 }
 
 void check_engine(const scenario& s, std::size_t expected_runs) {
-  const trace t = import_kineto_trace(trace_path(s.file));
+  const trace t = import_kineto_trace(regionprof::test::shared_trace(s.file));
   const auto expected = expected_figures(t, s);
   BOOST_TEST_REQUIRE(expected.size() == expected_runs);
   const analysis_result result = analyze(t, options_of(s));
@@ -104,7 +95,7 @@ double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 bool close(const boost::json::value& v, std::int64_t ns) { return std::abs(v.to_number<double>() - us(ns)) < 5e-4; }
 
 void check_cli(const scenario& s, std::size_t expected_runs) {
-  const std::string path = trace_path(s.file);
+  const std::string path = regionprof::test::shared_trace(s.file);
   const trace t = import_kineto_trace(path);
   const auto expected = expected_figures(t, s);
   BOOST_TEST_REQUIRE(expected.size() == expected_runs);
@@ -164,7 +155,7 @@ BOOST_AUTO_TEST_SUITE(real_traces)
 BOOST_AUTO_TEST_CASE(brute_force_knows_the_hand_checked_figures) {
   // Read off the files: ProfilerStep#551 and #552 last 607312 and 622928 us; AlexNet's outer timed
   // forward lasts 79678 us. A check of the reference itself, before it judges anything.
-  const trace s = import_kineto_trace(trace_path(sampled.file));
+  const trace s = import_kineto_trace(regionprof::test::shared_trace(sampled.file));
   const auto step = expected_figures(s, sampled);
   BOOST_TEST_REQUIRE(step.size() == 2u);
   BOOST_TEST(step[0].cpu_ns == 607312000);
@@ -173,7 +164,7 @@ BOOST_AUTO_TEST_CASE(brute_force_knows_the_hand_checked_figures) {
   BOOST_TEST(step[0].regions.at("phase:forward").cpu_ns == 132826000);
   BOOST_TEST(step[0].regions.at("phase:backward").cpu_ns == 234964000);
   BOOST_TEST(!step[0].regions.contains("phase:encoder fp8 None"));  // nested in forward, or off-thread
-  const trace a = import_kineto_trace(trace_path(alexnet.file));
+  const trace a = import_kineto_trace(regionprof::test::shared_trace(alexnet.file));
   const auto forward = expected_figures(a, alexnet);
   BOOST_TEST_REQUIRE(forward.size() == 1u);
   BOOST_TEST(forward[0].cpu_ns == 79678000);

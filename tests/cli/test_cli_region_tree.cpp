@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "support/shared_traces.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/import.hpp"
 #include "support/reference_attribution.hpp"
@@ -21,22 +22,12 @@ using namespace regionprof;
 
 namespace {
 
-std::string trace_path(const std::string& file) {
-  const char* dir = std::getenv("REGIONPROF_TRACES_DIR");
-  if (dir == nullptr || *dir == '\0') {
-    std::printf("skipped: REGIONPROF_TRACES_DIR is not set (scripts/test sets it to ../shared/traces)\n");
-    std::fflush(stdout);
-    std::exit(77);
-  }
-  return std::string(dir) + "/" + file;
-}
-
 const std::string alexnet_file = "alexnet_a100_kineto.json.gz";
 const std::string alexnet_marker = R"(\[param\|pytorch\.model\.alex_net\|0\|0\|0\|measure\|forward\])";
 const std::string op_rule = "aten::(.*)=op";
 
 void check_engine_against_reference(bool cross_thread) {
-  const trace t = import_kineto_trace(trace_path(alexnet_file));
+  const trace t = import_kineto_trace(regionprof::test::shared_trace(alexnet_file));
   analysis_options options;
   options.run_marker = {match_kind::regex, alexnet_marker, "run", ""};
   options.region_rules = {parse_region_arg(op_rule)};
@@ -86,7 +77,7 @@ BOOST_AUTO_TEST_CASE(engine_alexnet_operator_tree_cross_thread) { check_engine_a
 // The CLI's JSON: per node self = inclusive - children, self >= 0, topmost nodes = the run's regions[];
 // and the Markdown tree indents the operators under the operators that called them.
 BOOST_AUTO_TEST_CASE(cli_alexnet_operator_tree) {
-  const std::string input = trace_path(alexnet_file);
+  const std::string input = regionprof::test::shared_trace(alexnet_file);
   const std::string json_path = cli_test::temp_path("alexnet_tree.json");
   const cli_test::cli_result cli =
       cli_test::run_cli({"analyze", "--run-marker", alexnet_marker, "--region", op_rule, "-o", json_path, input});

@@ -20,6 +20,8 @@
 
 extern char** environ;
 
+#include "cli_runner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,23 +33,7 @@ struct outcome {
   std::string err;
 };
 
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
-/// A fresh directory per test case, removed at the end.
-struct scratch_dir {
-  fs::path path;
-  scratch_dir() {
-    std::string pattern = (fs::temp_directory_path() / "regionprof-run-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
+std::string read_file(const fs::path& path) { return cli_test::read_file(path.string()); }
 
 /// Runs `regionprof run ARGS...` in `dir`, stdout and stderr captured.
 outcome regionprof_run(const fs::path& dir, std::vector<std::string> args) {
@@ -103,7 +89,7 @@ BOOST_AUTO_TEST_SUITE(run_command)
 
 // docs/cli.md's command, exactly: 5 runs x 4 layer regions, fractions summing to 1, CPU only.
 BOOST_AUTO_TEST_CASE(nvtx_app_is_attributed_from_outside) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "layer_(.*)=layer", "--", NVTX_APP});
   BOOST_TEST(run.status == 0);
   BOOST_TEST(run.out.rfind("# regionprof report", 0) == 0);  // no -o: the Markdown on stdout
@@ -143,7 +129,7 @@ BOOST_AUTO_TEST_CASE(nvtx_app_is_attributed_from_outside) {
 }
 
 BOOST_AUTO_TEST_CASE(warmup_runs_are_discarded) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(
       dir.path, {"--run-marker", "step", "--region", "layer_(.*)=layer", "--warmup-runs", "2", "-o", "p.json", NVTX_APP});
   BOOST_TEST(run.status == 0);
@@ -154,7 +140,7 @@ BOOST_AUTO_TEST_CASE(warmup_runs_are_discarded) {
 }
 
 BOOST_AUTO_TEST_CASE(the_programs_output_and_exit_status_pass_through) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "out/p.json",
                                                 "--markdown", "p.md", "--trace", "t.json", "--", RUN_CHILD, "exit", "3"});
   BOOST_TEST(run.status == 1);  // out/ does not exist: refused before running anything
@@ -176,7 +162,7 @@ BOOST_AUTO_TEST_CASE(the_programs_output_and_exit_status_pass_through) {
 }
 
 BOOST_AUTO_TEST_CASE(a_program_without_run_markers_is_one_run) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "p.json", RUN_CHILD, "nomarkers"});
   BOOST_TEST(run.status == 0);
   const json::object profile = load_profile(dir.path / "p.json");
@@ -185,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_program_without_run_markers_is_one_run) {
 }
 
 BOOST_AUTO_TEST_CASE(a_crash_leaves_the_runs_recorded_before_it) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "--region", "work", "-o", "p.json", RUN_CHILD, "abort"});
   BOOST_TEST(run.status == 128 + SIGABRT);
   BOOST_TEST(contains(run.err, "regionprof: the program was killed by signal 6 (SIGABRT)"));
@@ -195,7 +181,7 @@ BOOST_AUTO_TEST_CASE(a_crash_leaves_the_runs_recorded_before_it) {
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_ends_the_program_as_it_would_and_keeps_its_runs) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "term"});
   BOOST_TEST(run.status == 128 + SIGTERM);
   const json::object profile = load_profile(dir.path / "p.json");
@@ -204,14 +190,14 @@ BOOST_AUTO_TEST_CASE(sigterm_ends_the_program_as_it_would_and_keeps_its_runs) {
 }
 
 BOOST_AUTO_TEST_CASE(a_forked_child_does_not_overwrite_the_profile) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "fork"});
   BOOST_TEST(run.status == 0);
   BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);  // the parent's 2, not 5
 }
 
 BOOST_AUTO_TEST_CASE(a_wrapper_that_starts_the_real_program_profiles_the_real_program) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "wrapper"});
   BOOST_TEST(run.status == 5);
   BOOST_TEST(run.out == "run_child: hello\n");
@@ -223,14 +209,14 @@ BOOST_AUTO_TEST_CASE(a_wrapper_that_starts_the_real_program_profiles_the_real_pr
 }
 
 BOOST_AUTO_TEST_CASE(outputs_are_relative_to_where_regionprof_started) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", RUN_CHILD, "chdir"});
   BOOST_TEST(run.status == 0);
   BOOST_TEST(load_profile(dir.path / "p.json").at("runs").as_array().size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(what_cannot_run_is_refused_clearly) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome missing = regionprof_run(dir.path, {"--", "regionprof-no-such-program"});
   BOOST_TEST(missing.status == 127);
   BOOST_TEST(contains(missing.err, "cannot run 'regionprof-no-such-program': No such file or directory"));
@@ -247,7 +233,7 @@ BOOST_AUTO_TEST_CASE(what_cannot_run_is_refused_clearly) {
 
 // NVTX nesting through the capture: `outer` > `inner` > `inner` becomes the region tree (rule 14).
 BOOST_AUTO_TEST_CASE(nested_nvtx_ranges_make_the_region_tree) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(
       dir.path, {"--run-marker", "step", "--region", "(outer|inner)=r", "-o", "p.json", "--", RUN_CHILD, "nested"});
   BOOST_TEST_REQUIRE(run.status == 0);

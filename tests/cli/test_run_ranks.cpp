@@ -21,27 +21,14 @@
 
 extern char** environ;
 
+#include "cli_runner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
-struct scratch_dir {
-  fs::path path;
-  scratch_dir() {
-    std::string pattern = (fs::temp_directory_path() / "regionprof-ranks-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
+std::string read_file(const fs::path& path) { return cli_test::read_file(path.string()); }
 
 /// A started process: its pid and where its stdout and stderr go.
 struct started {
@@ -157,7 +144,7 @@ BOOST_AUTO_TEST_SUITE(run_under_launchers)
 
 // A plain fork launcher with torchrun's variables: two ranks, two files, then one job.
 BOOST_AUTO_TEST_CASE(fork_launcher_writes_one_profile_per_rank) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-ranks"};
   std::vector<started> ranks;
   for (int r = 0; r < 2; ++r) {
     ranks.push_back(start(dir.path, run_args("prof-%r.json"),
@@ -185,7 +172,7 @@ BOOST_AUTO_TEST_CASE(fork_launcher_writes_one_profile_per_rank) {
 }
 
 BOOST_AUTO_TEST_CASE(pid_placeholder_names_the_profiled_program) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-ranks"};
   const outcome o = finish(start(dir.path, run_args("prof-%h-%p.json"), {{"RANK", "1"}, {"WORLD_SIZE", "2"}}, "p"));
   BOOST_TEST(o.status == 0);
   std::vector<fs::path> written;
@@ -200,7 +187,7 @@ BOOST_AUTO_TEST_CASE(pid_placeholder_names_the_profiled_program) {
 }
 
 BOOST_AUTO_TEST_CASE(one_file_for_every_rank_is_a_usage_error) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-ranks"};
   const outcome plain = finish(start(dir.path, run_args("prof.json"), {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"}}, "a"));
   BOOST_TEST(plain.status == 2);
   BOOST_TEST(contains(plain.err, "regionprof run: option -o: output path 'prof.json': the job has 4 processes and all "
@@ -248,7 +235,7 @@ BOOST_AUTO_TEST_CASE(mpirun_writes_one_profile_per_rank) {
     std::fflush(stdout);
     std::exit(77);
   }
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-ranks"};
   std::vector<std::string> args{mpirun, "--oversubscribe", "-np", "2"};
   if (geteuid() == 0) args.insert(args.begin() + 1, "--allow-run-as-root");
   for (const std::string& a : run_args("prof-%r.json")) args.push_back(a);

@@ -30,6 +30,8 @@
 
 extern char** environ;
 
+#include "cli_runner.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,28 +164,9 @@ outcome under_run(const std::vector<std::string>& flags, const std::vector<std::
   return result;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
+std::string read_file(const fs::path& path) { return cli_test::read_file(path.string()); }
 
-/// A fresh directory per test case, removed at the end (made writable first).
-struct scratch_dir {
-  fs::path path;
-  scratch_dir() {
-    std::string pattern = (fs::temp_directory_path() / "regionprof-safety-XXXXXX").string();
-    path = fs::canonical(mkdtemp(pattern.data()));
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    for (const auto& entry : fs::recursive_directory_iterator(path, ignored)) {
-      if (entry.is_directory(ignored)) fs::permissions(entry.path(), fs::perms::owner_all, ignored);
-    }
-    fs::remove_all(path, ignored);
-  }
-};
-
-launch in(const scratch_dir& dir) { return {dir.path, inherited_environment(), "", false}; }
+launch in(const cli_test::scratch_dir& dir) { return {dir.path, inherited_environment(), "", false}; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -212,7 +195,7 @@ struct compared {
   std::vector<std::string> lines;  ///< regionprof's stderr lines of the -o run
 };
 
-compared compare(const scratch_dir& dir, const std::vector<std::string>& args, const launch& how) {
+compared compare(const cli_test::scratch_dir& dir, const std::vector<std::string>& args, const launch& how) {
   compared c;
   c.alone = direct(args, how);
   c.with_o = under_run({"-o", "p.json"}, args, how);
@@ -244,7 +227,7 @@ bool has_line(const std::vector<std::string>& lines, const std::string& start) {
 }
 
 void check_exit(int code) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const compared c = compare(dir, {"exit", std::to_string(code)}, in(dir));
   BOOST_TEST(c.alone.out == "out\n");
   BOOST_TEST(c.alone.err == "err\n");
@@ -271,7 +254,7 @@ struct core_dumps_on {
 /// core dump when there was one, exactly when the direct run dumped core); the library's re-raise leaves
 /// the profile of the runs before it, marked `ended_by_signal`, except for SIGKILL, which leaves nothing.
 void check_signal(const std::string& mode, int signal_number, const std::string& name) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const core_dumps_on cores;
   launch how = in(dir);
   // Under ASan a fault would be ASan's report and exit(1): let the fault reach the program as a signal.
@@ -330,7 +313,7 @@ BOOST_AUTO_TEST_CASE(death_by_sigterm_is_reported_as_a_shell_does) { check_signa
 BOOST_AUTO_TEST_CASE(death_by_sigkill_is_reported_as_a_shell_does) { check_signal("kill", SIGKILL, "SIGKILL"); }
 
 BOOST_AUTO_TEST_CASE(ten_mib_of_every_byte_value_pass_through) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const compared c = compare(dir, {"binary", "10"}, in(dir));
   BOOST_TEST(c.alone.status == 0);
   BOOST_REQUIRE_EQUAL(c.alone.out.size(), 10u << 20);
@@ -341,7 +324,7 @@ BOOST_AUTO_TEST_CASE(ten_mib_of_every_byte_value_pass_through) {
 }
 
 BOOST_AUTO_TEST_CASE(interleaved_stdout_and_stderr_without_a_final_newline_pass_through) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const compared c = compare(dir, {"interleave"}, in(dir));
   BOOST_TEST(c.alone.status == 0);
   BOOST_TEST(c.alone.out.size() > 100000u);
@@ -352,7 +335,7 @@ BOOST_AUTO_TEST_CASE(interleaved_stdout_and_stderr_without_a_final_newline_pass_
 }
 
 BOOST_AUTO_TEST_CASE(stdin_is_passed_through) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   launch how = in(dir);
   for (int i = 0; i < (1 << 20); ++i) how.input.push_back(static_cast<char>(i * 7));
   const compared c = compare(dir, {"cat"}, how);
@@ -362,7 +345,7 @@ BOOST_AUTO_TEST_CASE(stdin_is_passed_through) {
 }
 
 BOOST_AUTO_TEST_CASE(a_program_that_closes_its_stdout) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const compared c = compare(dir, {"close_stdout"}, in(dir));
   BOOST_TEST(c.alone.status == 0);
   BOOST_TEST(c.alone.out.empty());
@@ -373,7 +356,7 @@ BOOST_AUTO_TEST_CASE(a_program_that_closes_its_stdout) {
 
 // The report goes to stdout after the program; a reader that went away costs the report, not the status.
 BOOST_AUTO_TEST_CASE(a_stdout_nobody_reads_keeps_the_programs_status) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   launch how = in(dir);
   how.drop_stdout = true;
   const outcome alone = direct({"close_stdout"}, how);
@@ -386,7 +369,7 @@ BOOST_AUTO_TEST_CASE(a_stdout_nobody_reads_keeps_the_programs_status) {
 
 // A program that closed stderr and opened a file of its own at fd 2 never finds regionprof's lines in it.
 BOOST_AUTO_TEST_CASE(a_file_the_program_put_at_fd_2_is_left_alone) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const launch how = in(dir);
   const outcome alone = direct({"reuse_stderr", (dir.path / "alone.txt").string()}, how);
   const outcome run = under_run({"-o", "p.json"}, {"reuse_stderr", (dir.path / "run.txt").string()}, how);
@@ -398,7 +381,7 @@ BOOST_AUTO_TEST_CASE(a_file_the_program_put_at_fd_2_is_left_alone) {
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_output_directory_is_refused_before_the_program_runs) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const outcome run = under_run({"-o", "/nonexistent-dir/p.json"}, {"exit", "3"}, in(dir));
   BOOST_TEST(run.status == 1);
   BOOST_TEST(run.out.empty());  // the program never ran
@@ -408,7 +391,7 @@ BOOST_AUTO_TEST_CASE(a_missing_output_directory_is_refused_before_the_program_ru
 }
 
 BOOST_AUTO_TEST_CASE(an_unwritable_output_directory_is_refused_before_the_program_runs) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   // root writes through mode bits: /sys is a directory where even root cannot create files.
   fs::path read_only = dir.path / "ro";
   if (geteuid() == 0) {
@@ -431,7 +414,7 @@ BOOST_AUTO_TEST_CASE(an_unwritable_output_directory_is_refused_before_the_progra
 }
 
 BOOST_AUTO_TEST_CASE(a_directory_as_an_output_path_is_refused_before_the_program_runs) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   fs::create_directory(dir.path / "sub");
   const outcome run = under_run({"-o", "p.json", "--markdown", "sub"}, {"exit", "3"}, in(dir));
   BOOST_TEST(run.status == 1);
@@ -446,7 +429,7 @@ BOOST_AUTO_TEST_CASE(a_directory_as_an_output_path_is_refused_before_the_program
 // Checked before the program starts, the directory can still go away while it runs: the program's
 // status and output stay its own, and one line names the report that could not be written.
 BOOST_AUTO_TEST_CASE(an_output_directory_removed_during_the_run) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   fs::create_directory(dir.path / "sub");
   const outcome run = under_run({"-o", "sub/p.json"}, {"remove_dir", (dir.path / "sub").string()}, in(dir));
   BOOST_TEST(run.status == 3);
@@ -456,7 +439,7 @@ BOOST_AUTO_TEST_CASE(an_output_directory_removed_during_the_run) {
 }
 
 BOOST_AUTO_TEST_CASE(a_markdown_directory_removed_during_the_run_leaves_the_other_reports) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   fs::create_directory(dir.path / "sub");
   const outcome run = under_run({"-o", "p.json", "--markdown", "sub/p.md", "--trace", "t.json"},
                                 {"remove_dir", (dir.path / "sub").string()}, in(dir));
@@ -476,7 +459,7 @@ BOOST_AUTO_TEST_CASE(an_output_directory_made_read_only_during_the_run) {
     std::cout << "skipped: root writes into a read-only directory\n";
     std::exit(77);
   }
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   fs::create_directory(dir.path / "sub");
   const outcome run = under_run({"-o", "sub/p.json"}, {"chmod_dir", (dir.path / "sub").string()}, in(dir));
   BOOST_TEST(run.status == 3);
@@ -488,7 +471,7 @@ BOOST_AUTO_TEST_CASE(an_output_directory_made_read_only_during_the_run) {
 
 // The caller's environment plus only variables docs/cli.md lists, each as the flags ask.
 BOOST_AUTO_TEST_CASE(the_program_sees_the_callers_environment_plus_documented_variables) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   launch how = in(dir);
   how.env.emplace_back("REGIONPROF_SAFETY_PROBE=a b\tc=d");
   how.env.emplace_back("REGIONPROF_SAFETY_EMPTY=");
@@ -530,7 +513,7 @@ BOOST_AUTO_TEST_CASE(the_program_sees_the_callers_environment_plus_documented_va
 // The library's variables that `run` owns come from its flags only: a caller's stray REGIONPROF_TRACE
 // or REGIONPROF_MARKDOWN neither reaches the program nor writes anything; the tuning ones pass through.
 BOOST_AUTO_TEST_CASE(the_callers_library_variables_do_not_configure_the_run) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   launch how = in(dir);
   how.env.push_back("REGIONPROF_TRACE=" + (dir.path / "stray-trace.json").string());
   how.env.push_back("REGIONPROF_MARKDOWN=" + (dir.path / "stray.md").string());
@@ -554,7 +537,7 @@ BOOST_AUTO_TEST_CASE(the_callers_library_variables_do_not_configure_the_run) {
 }
 
 BOOST_AUTO_TEST_CASE(argv_is_passed_exactly) {
-  scratch_dir dir;
+  cli_test::scratch_dir dir{"regionprof-safety"};
   const std::vector<std::string> args{"argv", "with space", "", "-x", "--", "--region", "-o", "a\tb\nc", "--help", ""};
   const outcome alone = direct(args, in(dir));
   const std::vector<std::string> expected{std::to_string(args.size() + 1), "argv", "with space", "", "-x", "--", "--region",

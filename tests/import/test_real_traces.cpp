@@ -13,20 +13,12 @@
 
 #include "import_test_support.hpp"
 #include "regionprof/import.hpp"
+#include "support/shared_traces.hpp"
 
 using namespace regionprof;
 
 namespace {
 
-std::string traces_dir() {
-  const char* dir = std::getenv("REGIONPROF_TRACES_DIR");
-  if (dir == nullptr || *dir == '\0') {
-    std::printf("skipped: REGIONPROF_TRACES_DIR is not set (scripts/test sets it to ../shared/traces)\n");
-    std::fflush(stdout);
-    std::exit(77);
-  }
-  return dir;
-}
 
 std::string gunzip_file(const std::string& path) {
   gzFile file = gzopen(path.c_str(), "rb");
@@ -50,7 +42,7 @@ std::int64_t dom_ns(const boost::json::value& v) {
 }
 
 void check_against_dom(const std::string& file, std::size_t intervals, std::size_t device_ops) {
-  const std::string path = traces_dir() + "/" + file;
+  const std::string path = regionprof::test::shared_trace(file);
   const trace t = import_kineto_trace(path);
   const boost::json::value doc = boost::json::parse(gunzip_file(path));
   const auto& events = doc.at("traceEvents").as_array();
