@@ -216,6 +216,16 @@ std::string to_html(const profile_diff& diff) {
     body += diff_rows(name, region.domains);
   }
   body += "</tbody></table>";
+  if (diff.has_tree) {
+    body += "<h2>Region tree</h2><p>Each path's inclusive time (not gated: it is inside its topmost region's).</p>"
+            "<table class=\"sortable\">" + header_row(titles) + "<tbody>";
+    for (const tree_path_diff& node : diff.tree) {
+      std::string name = "<code>" + html::escape(path_text(node.path)) + "</code>";
+      if (node.presence != diff_presence::both) name += " (" + html::escape(to_string(node.presence)) + ")";
+      body += diff_rows(name, node.domains);
+    }
+    body += "</tbody></table>";
+  }
   // One strip chart per domain: A's and B's runs per region.
   std::vector<std::string> domains;
   for (const region_diff& region : diff.regions) {
