@@ -112,7 +112,7 @@ std::string tree_icicle(const analysis_result& result) {
   const std::string svg = html::icicle_svg(nodes, total_us);
   if (svg.empty()) return {};
   return "<h2>Region tree (CPU)</h2><p>Each region under the region it nests in; width: the median over " +
-         std::to_string(result.runs.size()) + " runs of its inclusive CPU time, the full width the run total's median (" +
+         std::to_string(result.runs.size()) + " run(s) of its inclusive CPU time, the full width the run total's median (" +
          html::fixed(total_us, 3) + " us); a parent's self time is the part of it no child covers.</p>" + svg;
 }
 
