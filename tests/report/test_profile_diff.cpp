@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/profile_diff.hpp"
+#include "report_fixtures.hpp"
 
 using namespace regionprof;
 namespace tt = boost::test_tools;
@@ -27,6 +28,42 @@ saved_profile profile_of(const std::string& id, const std::vector<double>& cpu_u
     profile.runs.push_back(run);
   }
   return profile;
+}
+
+/// A 5-run profile with region `r:a` at a_us[i] (run total a_us[i] + 100 us) and the tree paths
+/// `r:a` (a_us[i]) and `r:a > <child>` (us[i]; absent where negative) for each child.
+saved_profile tree_profile(const std::string& file, const std::vector<double>& a_us,
+                           const std::vector<std::pair<std::string, std::vector<double>>>& children) {
+  saved_profile profile;
+  profile.file = file;
+  profile.regions.push_back({"r:a", "a", "r", "-"});
+  const auto ns = [](double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); };
+  for (std::size_t i = 0; i < a_us.size(); ++i) {
+    saved_run run;
+    run.run_index = i;
+    run.cpu_ns = run.wall_ns = ns(a_us[i]) + 100'000;
+    run.regions.push_back({"r:a", 1, ns(a_us[i]), std::nullopt, std::nullopt});
+    run.residual.cpu_ns = 100'000;
+    run.tree.emplace();
+    run.tree->push_back({{"r:a"}, 1, ns(a_us[i]), ns(a_us[i]), std::nullopt, std::nullopt});
+    for (const auto& [child, us] : children) {
+      if (us[i] < 0) continue;
+      run.tree->push_back({{"r:a", child}, 1, ns(us[i]), ns(us[i]), std::nullopt, std::nullopt});
+      run.tree->front().self_cpu_ns -= ns(us[i]);
+    }
+    profile.runs.push_back(run);
+  }
+  return profile;
+}
+
+/// A: r:a {100..140}, r:a > r:c {50..54}, r:a > r:old {10, 10, 10, absent, absent}.
+/// B: r:a {200..240}, r:a > r:c {50..54}, r:a > r:new {5 x 5}.
+profile_diff tree_diff_of_two_profiles() {
+  const saved_profile a = tree_profile("a.json", {100, 110, 120, 130, 140},
+                                       {{"r:c", {50, 51, 52, 53, 54}}, {"r:old", {10, 10, 10, -1, -1}}});
+  const saved_profile b = tree_profile("b.json", {200, 210, 220, 230, 240},
+                                       {{"r:c", {50, 51, 52, 53, 54}}, {"r:new", {5, 5, 5, 5, 5}}});
+  return diff_profiles(a, b, {0.01, 5.0});
 }
 
 const diff_entry& region_cpu(const profile_diff& diff) { return diff.regions.at(0).domains.at(0); }
@@ -100,6 +137,91 @@ BOOST_AUTO_TEST_CASE(new_and_vanished_regions_are_listed_not_gated) {
   // ...but the run totals (110..114 against 150..154 us) carry the slowdown and fail the gate.
   BOOST_TEST(diff.run_totals[1].gate_failed);
   BOOST_TEST(diff.gate_failed);
+}
+
+BOOST_AUTO_TEST_CASE(tree_paths_are_compared_depth_first_and_not_gated) {
+  const profile_diff diff = tree_diff_of_two_profiles();
+  BOOST_TEST(diff.has_tree);
+  BOOST_TEST_REQUIRE(diff.tree.size() == 4u);
+  // Depth-first: r:a, then its children, A's in A's order, then B's new one.
+  BOOST_TEST(diff.tree[0].path == (std::vector<std::string>{"r:a"}));
+  BOOST_TEST(diff.tree[1].path == (std::vector<std::string>{"r:a", "r:c"}));
+  BOOST_TEST(diff.tree[2].path == (std::vector<std::string>{"r:a", "r:old"}));
+  BOOST_TEST(diff.tree[3].path == (std::vector<std::string>{"r:a", "r:new"}));
+  BOOST_TEST(diff.tree[0].presence == diff_presence::both);
+  BOOST_TEST(diff.tree[1].presence == diff_presence::both);
+  BOOST_TEST(diff.tree[2].presence == diff_presence::vanished);
+  BOOST_TEST(diff.tree[3].presence == diff_presence::added);
+  for (const tree_path_diff& node : diff.tree) BOOST_TEST(node.domains.size() == 1u);  // CPU only
+
+  // r:a: 120 -> 220 us, +100 us = +83.33 %; every B above every A: exact p = 2 / C(10, 5) = 2 / 252.
+  const diff_entry& top = diff.tree[0].domains[0];
+  BOOST_TEST(top.domain == "cpu_time_us");
+  BOOST_TEST(top.a_median_us == 120.0);
+  BOOST_TEST(top.b_median_us == 220.0);
+  BOOST_TEST(top.change_us == 100.0);
+  BOOST_TEST(*top.change_pct == 100.0 * 100.0 / 120.0, tt::tolerance(1e-12));
+  BOOST_TEST(top.exact);
+  BOOST_TEST(top.p_value == 2.0 / 252.0, tt::tolerance(1e-9));
+  BOOST_TEST(top.verdict == diff_verdict::slower);
+  // Slower beyond the 5 % gate, yet the tree is not gated; the region r:a (same figures) is.
+  BOOST_TEST(!top.gate_failed);
+  BOOST_TEST(diff.regions.at(0).domains.at(0).gate_failed);
+
+  // r:a > r:c: the same values in both: unchanged.
+  BOOST_TEST(diff.tree[1].domains[0].a_median_us == 52.0);
+  BOOST_TEST(diff.tree[1].domains[0].change_us == 0.0);
+  BOOST_TEST(diff.tree[1].domains[0].verdict == diff_verdict::unchanged);
+
+  // r:a > r:old: A {10, 10, 10, 0, 0} (median 10) against B's five 0s: -10 us = -100 %. Ties: ranks
+  // 0 x 7 -> 4, 10 x 3 -> 9; U_A = 3 * 9 + 2 * 4 - 15 = 20; sigma^2 = 25 / 12 (11 - (336 + 24) / 90) =
+  // 175 / 12; z = (20 - 12.5 - 0.5) / 3.81881 = 1.83303; p = 2 (1 - Phi(z)) = 0.06680: within noise.
+  const diff_entry& old = diff.tree[2].domains[0];
+  BOOST_TEST(old.a_median_us == 10.0);
+  BOOST_TEST(old.b_median_us == 0.0);
+  BOOST_TEST(*old.change_pct == -100.0);
+  BOOST_TEST(!old.exact);
+  BOOST_TEST(old.p_value == 0.06680, tt::tolerance(1e-3));
+  BOOST_TEST(old.verdict == diff_verdict::within_noise);
+
+  // r:a > r:new: 0 -> 5 us (no %); U_B = 25, sigma^2 = 25 / 12 (11 - 240 / 90) = 625 / 36,
+  // z = 12 / 4.16667 = 2.88, p = 2 (1 - Phi(2.88)) = 0.003976: slower, never gated.
+  const diff_entry& added = diff.tree[3].domains[0];
+  BOOST_TEST(added.b_median_us == 5.0);
+  BOOST_TEST(!added.change_pct.has_value());
+  BOOST_TEST(added.p_value == 0.003976, tt::tolerance(1e-3));
+  BOOST_TEST(added.verdict == diff_verdict::slower);
+  BOOST_TEST(!added.gate_failed);
+}
+
+BOOST_AUTO_TEST_CASE(tree_paths_in_the_json_and_markdown_views) {
+  const profile_diff diff = tree_diff_of_two_profiles();
+  const std::string markdown = to_markdown(diff);
+  BOOST_TEST(markdown.find("## Region tree") > markdown.find("## Regions"));
+  BOOST_TEST(markdown.find("| `r:a > r:old` (vanished) | cpu_time") != std::string::npos, markdown);
+  BOOST_TEST(markdown.find("- New paths in B: `r:a > r:new`\n") != std::string::npos);
+  BOOST_TEST(markdown.find("- Vanished paths from B: `r:a > r:old`\n") != std::string::npos);
+
+  const report_test::json::value json = report_test::parse(to_json(diff));
+  const report_test::json::array& tree = json.at("tree").as_array();
+  BOOST_TEST_REQUIRE(tree.size() == 4u);
+  BOOST_TEST(report_test::str(tree[2].at("path").at(1)) == "r:old");
+  BOOST_TEST(report_test::str(tree[2].at("presence")) == "vanished");
+  BOOST_TEST(report_test::num(tree[0].at("domains").at("cpu_time_us").at("b_median")) == 220.0);
+  BOOST_TEST(report_test::str(tree[0].at("domains").at("cpu_time_us").at("verdict")) == "slower");
+
+  const std::string html = to_html(diff);
+  BOOST_TEST(html.find("<code>r:a &gt; r:new</code> (new)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(no_tree_section_unless_both_profiles_have_a_tree) {
+  // The reference module's profiles have no `tree`: profile_of() writes none.
+  const saved_profile with_tree = tree_profile("t.json", {1, 2, 3, 4, 5}, {});
+  const profile_diff diff = diff_profiles(with_tree, profile_of("r:a", {1, 2, 3, 4, 5}));
+  BOOST_TEST(!diff.has_tree);
+  BOOST_TEST(diff.tree.empty());
+  BOOST_TEST(!report_test::parse(to_json(diff)).as_object().contains("tree"));
+  BOOST_TEST(to_markdown(diff).find("Region tree") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

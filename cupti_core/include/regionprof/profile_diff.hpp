@@ -54,6 +54,14 @@ struct region_diff {
   std::vector<diff_entry> domains;       ///< cpu_time_us, then device_time_us, off_thread_cpu_time_us
 };
 
+/// One path of the region tree (`runs[].tree[].path`): its inclusive times, never gated (a nested node's
+/// time is inside its topmost region's, which is).
+struct tree_path_diff {
+  std::vector<std::string> path;         ///< region ids, topmost first
+  diff_presence presence = diff_presence::both;
+  std::vector<diff_entry> domains;       ///< cpu_time_us, then device_time_us
+};
+
 /// The comparison of two profiles.
 struct profile_diff {
   std::string a_file;
@@ -63,12 +71,18 @@ struct profile_diff {
   diff_options options;
   std::vector<diff_entry> run_totals;    ///< wall_time_us, cpu_time_us, then device_time_us
   std::vector<region_diff> regions;      ///< A's regions in A's order, then B's new ones in B's order
+  bool has_tree = false;                 ///< both profiles have a region tree (some run with `tree`)
+  /// Every path of either profile's trees, depth-first: a path before its extensions; siblings A's in
+  /// first-seen order (runs in order), then B's new ones. Empty without has_tree.
+  std::vector<tree_path_diff> tree;
   bool gate_failed = false;              ///< some entry's gate_failed
 };
 
 /// Compares `a` (baseline) with `b`. Device domains are compared when both profiles have device data;
 /// `off_thread_cpu_time_us` when either has it for the region. The gate applies to regions present in
-/// both and to the run totals, never to new or vanished regions (their time shows in the run totals).
+/// both and to the run totals, never to new or vanished regions (their time shows in the run totals) and
+/// never to tree paths. Tree paths are compared when both profiles have a tree, a run without the path
+/// counting 0.
 ///
 /// ```
 /// auto diff = regionprof::diff_profiles(regionprof::read_profile("a.json"), regionprof::read_profile("b.json"),
@@ -79,8 +93,11 @@ profile_diff diff_profiles(const saved_profile& a, const saved_profile& b, const
 
 /// The diff as JSON (docs/cli.md, "Diff JSON"), one member per line, final newline.
 std::string to_json(const profile_diff& diff);
-/// The diff as Markdown: run totals, then one table of every region and domain, new and vanished regions.
+/// The diff as Markdown: run totals, then one table of every region and domain, new and vanished regions,
+/// then (with has_tree) the region tree's paths the same way.
 std::string to_markdown(const profile_diff& diff);
+/// A tree path as the views show it: `a > b > c`.
+std::string path_text(const std::vector<std::string>& path);
 /// The diff as one self-contained HTML page (inline CSS, SVG and script; nothing fetched): A against B per
 /// region, each run a dot, the median a bar.
 std::string to_html(const profile_diff& diff);

@@ -64,6 +64,16 @@ struct saved_residual {
   std::optional<std::int64_t> device_ns;
 };
 
+/// One node of a run's region tree (report `runs[i].tree[n]`). Times in ns.
+struct saved_tree_node {
+  std::vector<std::string> path;  ///< region ids, topmost first; never empty
+  std::uint64_t calls = 0;
+  std::int64_t cpu_ns = 0;        ///< inclusive
+  std::int64_t self_cpu_ns = 0;
+  std::optional<std::int64_t> device_ns;       ///< absent without device data
+  std::optional<std::int64_t> self_device_ns;  ///< absent without device data
+};
+
 /// One profiled run (report `runs[i]`). Times in ns.
 struct saved_run {
   std::uint64_t run_index = 0;
@@ -74,6 +84,9 @@ struct saved_run {
   std::optional<std::int64_t> device_span_ns;  ///< regionprof only
   std::vector<saved_region_time> regions;      ///< in the file's order
   saved_residual residual;
+  /// The run's region tree, depth-first as written; absent when the file has no `tree` key (the region
+  /// tree off, or the reference module's profile).
+  std::optional<std::vector<saved_tree_node>> tree;
 };
 
 /// One region of the profile (report `regions[i]`); a key the file lacks reads as "".

@@ -94,7 +94,41 @@ table diff_table() {
                 {"verdict", false}});
 }
 
+/// `names` joined with ", ", or "none".
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out.empty() ? std::string("none") : out;
+}
+
+void append_tree_markdown(std::string& out, const profile_diff& diff) {
+  if (!diff.has_tree) return;
+  out += "\n## Region tree\n\nEach path's inclusive time (not gated: it is inside its topmost region's).\n\n";
+  if (diff.tree.empty()) {
+    out += "No path in either profile's tree.\n\n";
+    return;
+  }
+  table rows = diff_table();
+  std::vector<std::string> added, vanished;
+  for (const tree_path_diff& node : diff.tree) {
+    std::string name = code(path_text(node.path));
+    if (node.presence == diff_presence::added) added.push_back(name);
+    if (node.presence == diff_presence::vanished) vanished.push_back(name);
+    if (node.presence != diff_presence::both) name += " (" + std::string(to_string(node.presence)) + ")";
+    for (const diff_entry& entry : node.domains) add_row(rows, name, entry);
+  }
+  rows.render(out);
+  out += "- New paths in B: " + listed(added) + "\n";
+  out += "- Vanished paths from B: " + listed(vanished) + "\n";
+}
+
 }  // namespace
+
+std::string path_text(const std::vector<std::string>& path) {
+  std::string text;
+  for (const std::string& id : path) text += (text.empty() ? "" : " > ") + id;
+  return text;
+}
 
 std::string to_json(const profile_diff& diff) {
   json::object root;
@@ -121,6 +155,19 @@ std::string to_json(const profile_diff& diff) {
     regions.push_back(std::move(entry));
   }
   root["regions"] = std::move(regions);
+  if (diff.has_tree) {
+    json::array tree;
+    for (const tree_path_diff& node : diff.tree) {
+      json::object entry;
+      json::array path;
+      for (const std::string& id : node.path) path.push_back(sv(id));
+      entry["path"] = std::move(path);
+      entry["presence"] = sv(to_string(node.presence));
+      entry["domains"] = domains_object(node.domains);
+      tree.push_back(std::move(entry));
+    }
+    root["tree"] = std::move(tree);
+  }
   std::string text;
   report_detail::append_json(text, root, 2);
   text += '\n';
@@ -161,6 +208,7 @@ std::string to_markdown(const profile_diff& diff) {
   }
   out += "- New in B: " + (added.empty() ? std::string("none") : added) + "\n";
   out += "- Vanished from B: " + (vanished.empty() ? std::string("none") : vanished) + "\n";
+  append_tree_markdown(out, diff);
   return out;
 }
 

@@ -47,6 +47,22 @@ struct strip_row {
 std::string strip_chart_svg(const std::vector<strip_row>& rows, const std::vector<std::string>& series_names,
                             const std::vector<std::string>& series_colours);
 
+/// One node of an icicle chart, given depth-first (a node before its children, siblings in order).
+struct icicle_node {
+  std::string label;          ///< the full region id (the rectangle shows it truncated to fit)
+  std::size_t depth = 0;      ///< 0: topmost; a node's parent is the last earlier node one level up
+  double inclusive_us = 0.0;  ///< the rectangle's width, relative to the chart's total
+  double self_us = 0.0;       ///< shown in the tooltip; on the chart, the part no child covers
+  std::string colour;
+};
+
+/// An SVG icicle (flame) chart: one row per depth, each node a `<rect class="icicle-node">` of width
+/// icicle_width * inclusive_us / total_us (clipped to its parent's remaining width, so a child never
+/// leaves its parent), children left to right below their parent from its left edge; each rectangle has a
+/// `<title>` with the full label and the inclusive and self times. Empty for no nodes or total_us <= 0.
+inline constexpr double icicle_width = 900.0;  // px, of the SVG viewBox
+std::string icicle_svg(const std::vector<icicle_node>& nodes, double total_us);
+
 /// The whole page: `<!DOCTYPE html>`, the inline style, `body`, and the inline script that (when it ran
 /// without an error) sets `#rp-status` to `regionprof-render-ok` and `body[data-rendered]`; on an error it
 /// writes `regionprof-render-error: <message>` there instead.

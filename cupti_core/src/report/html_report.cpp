@@ -9,6 +9,8 @@
 #include "regionprof/report.hpp"
 #include "report/html_page.hpp"
 #include "report/report_common.hpp"
+#include "report/statistics.hpp"
+#include "report/tree_report.hpp"
 
 namespace regionprof {
 namespace {
@@ -95,6 +97,25 @@ std::string summary_table(const analysis_result& result) {
   return out + "</tbody></table>";
 }
 
+/// The region tree (tree_summary: medians over all runs) as an icicle chart scaled to the run total's
+/// median CPU time; empty without a tree. A node's colour is its region's (tree_regions index).
+std::string tree_icicle(const analysis_result& result) {
+  const std::vector<report_detail::tree_summary_node> tree = report_detail::summarize_tree(result);
+  std::vector<double> run_cpu_us;
+  for (const run_result& run : result.runs) run_cpu_us.push_back(us(run.cpu_time_ns));
+  const double total_us = stats::median(run_cpu_us);
+  std::vector<html::icicle_node> nodes;
+  for (const report_detail::tree_summary_node& node : tree) {
+    nodes.push_back({result.tree_regions.at(node.path.back()).id, node.path.size() - 1, node.cpu_ns / 1000.0,
+                     node.self_cpu_ns / 1000.0, std::string(html::palette(node.path.back()))});
+  }
+  const std::string svg = html::icicle_svg(nodes, total_us);
+  if (svg.empty()) return {};
+  return "<h2>Region tree (CPU)</h2><p>Each region under the region it nests in; width: the median over " +
+         std::to_string(result.runs.size()) + " run(s) of its inclusive CPU time, the full width the run total's median (" +
+         html::fixed(total_us, 3) + " us); a parent's self time is the part of it no child covers.</p>" + svg;
+}
+
 std::string key_average_table(const key_average_view& view) {
   const bool device = std::any_of(view.rows.begin(), view.rows.end(),
                                   [](const key_average_row& row) { return row.device_time_total_ns.has_value(); });
@@ -157,6 +178,7 @@ std::string to_html(const analysis_result& result, const trace& source, const an
       body += "<h2>Regions across runs (CPU)</h2>" + distributions(result, false);
       if (result.has_device_data) body += "<h2>Regions across runs (device)</h2>" + distributions(result, true);
     }
+    body += tree_icicle(result);
   }
   body += "<h2>Key averages</h2>" + key_average_table(result.cpu_time_total);
   if (result.device_time_total) body += key_average_table(*result.device_time_total);
@@ -194,6 +216,16 @@ std::string to_html(const profile_diff& diff) {
     body += diff_rows(name, region.domains);
   }
   body += "</tbody></table>";
+  if (diff.has_tree) {
+    body += "<h2>Region tree</h2><p>Each path's inclusive time (not gated: it is inside its topmost region's).</p>"
+            "<table class=\"sortable\">" + header_row(titles) + "<tbody>";
+    for (const tree_path_diff& node : diff.tree) {
+      std::string name = "<code>" + html::escape(path_text(node.path)) + "</code>";
+      if (node.presence != diff_presence::both) name += " (" + html::escape(to_string(node.presence)) + ")";
+      body += diff_rows(name, node.domains);
+    }
+    body += "</tbody></table>";
+  }
   // One strip chart per domain: A's and B's runs per region.
   std::vector<std::string> domains;
   for (const region_diff& region : diff.regions) {

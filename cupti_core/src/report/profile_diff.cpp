@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -93,6 +94,76 @@ std::vector<double> totals(const saved_profile& profile, const std::function<std
   return values;
 }
 
+bool has_tree(const saved_profile& profile) {
+  return std::any_of(profile.runs.begin(), profile.runs.end(), [](const saved_run& r) { return r.tree.has_value(); });
+}
+
+/// The paths of `a`'s then `b`'s trees, merged depth-first: a path before its extensions, each node's
+/// children in first-insertion order.
+std::vector<std::vector<std::string>> tree_paths(const saved_profile& a, const saved_profile& b) {
+  struct trie_node {
+    std::vector<std::string> path;
+    std::vector<std::size_t> children;
+    std::map<std::string, std::size_t> child_of;
+  };
+  std::vector<trie_node> nodes(1);  // nodes[0]: above the topmost regions
+  for (const saved_profile* profile : {&a, &b}) {
+    for (const saved_run& run : profile->runs) {
+      if (!run.tree) continue;
+      for (const saved_tree_node& node : *run.tree) {
+        std::size_t at = 0;
+        for (const std::string& id : node.path) {
+          auto [it, added] = nodes[at].child_of.try_emplace(id, nodes.size());
+          if (added) {
+            trie_node child{nodes[at].path, {}, {}};
+            child.path.push_back(id);
+            nodes[at].children.push_back(nodes.size());
+            nodes.push_back(std::move(child));
+          }
+          at = it->second;
+        }
+      }
+    }
+  }
+  std::vector<std::vector<std::string>> paths;
+  std::vector<std::size_t> stack(nodes[0].children.rbegin(), nodes[0].children.rend());
+  while (!stack.empty()) {
+    const trie_node& node = nodes[stack.back()];
+    stack.pop_back();
+    paths.push_back(node.path);
+    stack.insert(stack.end(), node.children.rbegin(), node.children.rend());
+  }
+  return paths;
+}
+
+/// Per tree path of `profile`, its node in each run (nullptr where the run lacks it). A path names at
+/// most one node of a run's tree (rule 14).
+using tree_index = std::map<std::vector<std::string>, std::vector<const saved_tree_node*>>;
+tree_index index_tree(const saved_profile& profile) {
+  tree_index index;
+  for (std::size_t r = 0; r < profile.runs.size(); ++r) {
+    if (!profile.runs[r].tree) continue;
+    for (const saved_tree_node& node : *profile.runs[r].tree) {
+      std::vector<const saved_tree_node*>& runs = index[node.path];
+      runs.resize(profile.runs.size(), nullptr);
+      runs[r] = &node;
+    }
+  }
+  return index;
+}
+
+/// One value per run of the path's inclusive time in one domain (0 where the run lacks it), in us.
+std::vector<double> per_run(const saved_profile& profile, const tree_index& index, const std::vector<std::string>& path,
+                            const std::function<std::optional<std::int64_t>(const saved_tree_node&)>& pick) {
+  std::vector<double> values(profile.runs.size(), 0.0);
+  const auto found = index.find(path);
+  if (found == index.end()) return values;
+  for (std::size_t r = 0; r < values.size(); ++r) {
+    if (found->second[r] != nullptr) values[r] = us(pick(*found->second[r]).value_or(0));
+  }
+  return values;
+}
+
 }  // namespace
 
 std::string_view to_string(diff_verdict verdict) noexcept {
@@ -158,6 +229,29 @@ profile_diff diff_profiles(const saved_profile& a, const saved_profile& b, const
           compare("off_thread_cpu_time_us", per_run(a, id, off), per_run(b, id, off), options, gated));
     }
     diff.regions.push_back(std::move(region));
+  }
+
+  diff.has_tree = has_tree(a) && has_tree(b);
+  if (diff.has_tree) {
+    const tree_index a_index = index_tree(a);
+    const tree_index b_index = index_tree(b);
+    for (std::vector<std::string>& path : tree_paths(a, b)) {
+      tree_path_diff node;
+      const bool path_in_a = a_index.count(path) != 0;
+      const bool path_in_b = b_index.count(path) != 0;
+      node.presence = !path_in_a ? diff_presence::added : path_in_b ? diff_presence::both : diff_presence::vanished;
+      // Not gated: a nested node's time is inside its topmost region's, which the regions gate.
+      const auto cpu = [](const saved_tree_node& n) -> std::optional<std::int64_t> { return n.cpu_ns; };
+      node.domains.push_back(
+          compare("cpu_time_us", per_run(a, a_index, path, cpu), per_run(b, b_index, path, cpu), options, false));
+      if (device) {
+        const auto dev = [](const saved_tree_node& n) { return n.device_ns; };
+        node.domains.push_back(
+            compare("device_time_us", per_run(a, a_index, path, dev), per_run(b, b_index, path, dev), options, false));
+      }
+      node.path = std::move(path);
+      diff.tree.push_back(std::move(node));
+    }
   }
 
   for (const diff_entry& entry : diff.run_totals) diff.gate_failed = diff.gate_failed || entry.gate_failed;

@@ -148,6 +148,22 @@ class reader {
     return region;
   }
 
+  saved_tree_node tree_node(const json::value& value, const json_location& at) const {
+    const json::object& object = as_object(value, at);
+    saved_tree_node node;
+    const json_location path_at = at.member("path");
+    const json::array& path = as_array(required_member(object, at, "path"), path_at);
+    if (path.empty()) fail(path_at, "expected a non-empty array of region ids");
+    node.path.reserve(path.size());
+    for (std::size_t i = 0; i < path.size(); ++i) node.path.push_back(as_string(path[i], path_at.element(i)));
+    node.calls = as_unsigned(required_member(object, at, "calls"), at.member("calls"));
+    node.cpu_ns = as_ns(required_member(object, at, "cpu_time_us"), at.member("cpu_time_us"));
+    node.self_cpu_ns = as_ns(required_member(object, at, "self_cpu_time_us"), at.member("self_cpu_time_us"));
+    node.device_ns = optional_ns(object, at, "device_time_us");
+    node.self_device_ns = optional_ns(object, at, "self_device_time_us");
+    return node;
+  }
+
   saved_run run(const json::value& value, const json_location& at) const {
     const json::object& object = as_object(value, at);
     saved_run run;
@@ -170,6 +186,13 @@ class reader {
     const json::object& residual = as_object(required_member(object, at, "residual"), residual_at);
     run.residual.cpu_ns = as_ns(required_member(residual, residual_at, "cpu_time_us"), residual_at.member("cpu_time_us"));
     run.residual.device_ns = optional_ns(residual, residual_at, "device_time_us");
+
+    if (const json::array* tree = optional_array(object, at, "tree")) {
+      const json_location tree_at = at.member("tree");
+      run.tree.emplace();
+      run.tree->reserve(tree->size());
+      for (std::size_t i = 0; i < tree->size(); ++i) run.tree->push_back(tree_node((*tree)[i], tree_at.element(i)));
+    }
     return run;
   }
 

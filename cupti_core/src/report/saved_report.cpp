@@ -2,6 +2,8 @@
 #include "regionprof/saved_report.hpp"
 
 #include <cmath>
+#include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -65,6 +67,30 @@ key_average_view view_of(const json::value* value, std::string_view sort_by) {
   return view;
 }
 
+/// `run.tree` from the saved nodes; tree region indices through `tree_index`. A node's parent is the
+/// earlier node whose path is its path less the last id; a node without one (not written by regionprof)
+/// becomes a topmost node of its last region.
+void rebuild_tree(const std::vector<saved_tree_node>& saved, run_result& run,
+                  const std::function<std::uint32_t(const std::string&)>& tree_index) {
+  std::map<std::vector<std::string>, std::uint32_t> node_of;
+  for (const saved_tree_node& node : saved) {
+    tree_node built;
+    built.region = tree_index(node.path.back());
+    const std::vector<std::string> parent_path(node.path.begin(), node.path.end() - 1);
+    if (const auto parent = node_of.find(parent_path); !parent_path.empty() && parent != node_of.end()) {
+      built.parent = parent->second;
+      built.depth = run.tree[parent->second].depth + 1;
+    }
+    built.calls = node.calls;
+    built.cpu_time_ns = node.cpu_ns;
+    built.self_cpu_time_ns = node.self_cpu_ns;
+    built.device_time_ns = node.device_ns;
+    built.self_device_time_ns = node.self_device_ns;
+    node_of.emplace(node.path, static_cast<std::uint32_t>(run.tree.size()));
+    run.tree.push_back(built);
+  }
+}
+
 }  // namespace
 
 saved_report_input to_report_input(const saved_profile& profile) {
@@ -113,6 +139,23 @@ saved_report_input to_report_input(const saved_profile& profile) {
     run.residual_device_ns = saved.residual.device_ns;
     if (result.has_device_data && !run.residual_device_ns) run.residual_device_ns = 0;
     result.runs.push_back(std::move(run));
+  }
+
+  // tree_regions: `regions` first (same indices), then the ids seen only nested, by first appearance.
+  result.tree_regions = result.regions;
+  const auto tree_index = [&](const std::string& id) {
+    const auto [it, added] = index.emplace(id, static_cast<std::uint32_t>(result.tree_regions.size()));
+    if (added) {
+      const std::size_t colon = id.find(':');
+      result.tree_regions.push_back({id, colon == std::string::npos ? id : id.substr(colon + 1),
+                                     colon == std::string::npos ? std::string() : id.substr(0, colon), "-"});
+    }
+    return it->second;
+  };
+  for (std::size_t r = 0; r < profile.runs.size(); ++r) {
+    if (!profile.runs[r].tree) continue;
+    result.has_region_tree = true;
+    rebuild_tree(*profile.runs[r].tree, result.runs[r], tree_index);
   }
 
   const json::value& document = profile.document;
