@@ -46,9 +46,10 @@ class Profile:
         """The JSON report as text."""
         return self._native.json()
 
-    def markdown(self) -> str:
-        """The Markdown report: overview, runs, regions, per-run attribution, key averages, warnings."""
-        return self._native.markdown()
+    def markdown(self, runs_detail: int | None = None) -> str:
+        """The Markdown report: overview, summary, runs, regions, per-run attribution (``runs_detail``
+        runs; default: every run when there are at most 5), region tree, key averages, warnings."""
+        return self._native.markdown(runs_detail)
 
     def write_json(self, path: StrPath) -> Path:
         """Writes the JSON report to ``path``; returns the resolved path. Raises RuntimeError naming it."""

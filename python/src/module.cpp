@@ -113,7 +113,13 @@ NB_MODULE(_native, m) {
 
   nb::class_<regionprof::Profile>(m, "NativeProfile")
       .def("json", &regionprof::Profile::json, "The JSON report (docs/report-schema.md) as text.")
-      .def("markdown", &regionprof::Profile::markdown, "The Markdown report.")
+      .def(
+          "markdown",
+          [](const regionprof::Profile& p, std::optional<std::size_t> runs_detail) {
+            return p.markdown(regionprof::markdown_options{.runs_detail = runs_detail});
+          },
+          nb::arg("runs_detail") = nb::none(),
+          "The Markdown report; runs_detail: how many runs get a detailed table (default: all up to 5).")
       .def("chrome_trace", &regionprof::Profile::chrome_trace, "The Chrome trace as text.")
       .def("write_json", &regionprof::Profile::write_json, nb::arg("path"))
       .def("write_trace", &regionprof::Profile::write_trace, nb::arg("path"));
