@@ -6,7 +6,7 @@
 namespace regionprof::collect {
 
 std::size_t activity_backend::record_size(const activity_record& record) const {
-  const std::uint32_t kind = enum_bits(record.kind);
+  const std::uint32_t kind = enum_bits(&record.kind);
   if (kind < learned_sizes_.size() && learned_sizes_[kind] != 0) return learned_sizes_[kind];
   if (library_.major != built_cupti_major) return 0;
   switch (kind) {

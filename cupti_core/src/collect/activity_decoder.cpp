@@ -177,7 +177,7 @@ void activity_decoder::add_device_work(const Record& record, std::uint64_t bytes
 
 void activity_decoder::decode(const activity_record& record) {
   ++counts_.records;
-  const std::uint32_t kind = enum_bits(record.kind);
+  const std::uint32_t kind = enum_bits(&record.kind);
   // Records are read in place through the struct of their kind (CUPTI's documented usage); only fields
   // whose offsets are the same in CUPTI 12 and 13 are read (see cupti_records.hpp).
   switch (kind) {
@@ -221,13 +221,13 @@ void activity_decoder::decode(const activity_record& record) {
         ++counts_.untimed;
         return;
       }
-      synchronizations_.push_back({sync.start, sync.end, sync.correlationId, enum_bits(sync.type)});
+      synchronizations_.push_back({sync.start, sync.end, sync.correlationId, enum_bits(&sync.type)});
       return;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto& overhead = reinterpret_cast<const overhead_record&>(record);
       ++counts_.overheads;
-      overhead_total& total = overheads_[enum_bits(overhead.overheadKind)];
+      overhead_total& total = overheads_[enum_bits(&overhead.overheadKind)];
       ++total.count;
       if (timed(overhead.start, overhead.end)) total.ns += overhead.end - overhead.start;
       // CUPTI 13 hands the client extra details it must free (Overhead3::overheadData; absent in CUPTI 12).

@@ -71,11 +71,12 @@ REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, st
 /// An enum-typed CUPTI field (`kind`, `type`, `overheadKind`) read as its 32-bit integer. A record from
 /// a newer CUPTI (or a corrupt buffer) may hold a value outside the enum this build knows; loading it
 /// as the enum is undefined behaviour (tests/fuzz/regressions/fuzz_cupti_decoder/sync_type_outside_enum.bin).
+/// Takes the field's address, never the field: GCC's UBSan checks an enum lvalue bound to a reference.
 template <class Enum>
-std::uint32_t enum_bits(const Enum& field) noexcept {
+std::uint32_t enum_bits(const Enum* field) noexcept {
   static_assert(sizeof(Enum) == sizeof(std::uint32_t));
   std::uint32_t bits;
-  std::memcpy(&bits, &field, sizeof bits);
+  std::memcpy(&bits, field, sizeof bits);
   return bits;
 }
 
