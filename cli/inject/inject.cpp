@@ -44,6 +44,7 @@
 
 #include <boost/json.hpp>
 
+#include "capture/end_with_signal.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
 #include "regionprof/capture.hpp"
@@ -295,16 +296,7 @@ void write_profile(int signal_number) noexcept {
 void write_at_exit() { write_profile(0); }
 
 /// Ends the process with the signal it got when writing takes too long (a lock held by the faulting code).
-void on_watchdog(int) {
-  const int signal_number = state().fatal_signal.load();
-  ::signal(signal_number, SIG_DFL);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, signal_number);
-  sigprocmask(SIG_UNBLOCK, &set, nullptr);
-  raise(signal_number);
-  _exit(128 + signal_number);
-}
+void on_watchdog(int) { capture_detail::end_with_signal(state().fatal_signal.load()); }
 
 /// Installed with SA_RESETHAND | SA_NODEFER: the disposition is the default again inside, so the raise at
 /// the end (or a second fault) ends the process as the signal would have.

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "capture/end_with_signal.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/report.hpp"
 
@@ -77,16 +78,7 @@ void write_trace() noexcept {
 void write_at_exit() { write_trace(); }
 
 /// Ends the process with the signal it got when writing takes too long (a lock held by the interrupted code).
-void on_watchdog(int) {
-  const int signal_number = state().fatal_signal.load();
-  ::signal(signal_number, SIG_DFL);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, signal_number);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-  raise(signal_number);
-  _exit(128 + signal_number);
-}
+void on_watchdog(int) { regionprof::capture_detail::end_with_signal(state().fatal_signal.load()); }
 
 /// Posted by the signal handler (sem_post is async-signal-safe); the writer thread waits on it.
 sem_t signal_posted;
@@ -115,13 +107,7 @@ void writer_thread() noexcept {
   alarm(10);
   write_trace();
   alarm(0);
-  ::signal(signal_number, SIG_DFL);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, signal_number);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-  raise(signal_number);
-  _exit(128 + signal_number);
+  regionprof::capture_detail::end_with_signal(signal_number);
 }
 
 void install_signal_handlers() {
