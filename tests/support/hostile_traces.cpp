@@ -54,11 +54,50 @@ std::string long_name_trace(std::size_t name_bytes) {
                    complete_event("user_annotation", name, "10", "20"), complete_event("cpu_op", "aten::mm", "12", "3")});
 }
 
+namespace {
+
+/// A `{"traceEvents":[...]}` file written in 1 MiB pieces: the events are never held whole.
+class trace_file_writer {
+ public:
+  explicit trace_file_writer(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
+    if (file_ == nullptr) throw std::runtime_error("cannot write " + path);
+  }
+  trace_file_writer(const trace_file_writer&) = delete;
+  trace_file_writer& operator=(const trace_file_writer&) = delete;
+  ~trace_file_writer() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+
+  void append(const char* text, int length) {
+    chunk_.append(text, static_cast<std::size_t>(length));
+    if (chunk_.size() >= (std::size_t{1} << 20)) flush();
+  }
+  /// Closes the array and the file; the file's size in bytes.
+  std::uint64_t finish() {
+    chunk_ += "\n]}\n";
+    flush();
+    const int closed = std::fclose(file_);
+    file_ = nullptr;
+    if (closed != 0) throw std::runtime_error("cannot write " + path_);
+    return size_;
+  }
+
+ private:
+  void flush() {
+    size_ += std::fwrite(chunk_.data(), 1, chunk_.size(), file_);
+    chunk_.clear();
+  }
+
+  std::string path_;
+  std::FILE* file_;
+  std::string chunk_ = "{\"traceEvents\":[\n";
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace
+
 std::uint64_t write_many_events_trace(const std::string& path, std::size_t events) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) throw std::runtime_error("cannot write " + path);
-  std::string chunk = "{\"traceEvents\":[\n";
-  std::uint64_t size = 0;
+  trace_file_writer out(path);
   char line[160];
   for (std::size_t i = 0; i < events; ++i) {
     const int n = i % 1000 == 0
@@ -70,39 +109,22 @@ std::uint64_t write_many_events_trace(const std::string& path, std::size_t event
                                       ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::op%zu\",\"pid\":1,\"tid\":1,"
                                       "\"ts\":%zu,\"dur\":5}",
                                       i % 50, i * 10);
-    chunk.append(line, static_cast<std::size_t>(n));
-    if (chunk.size() >= (std::size_t{1} << 20)) {
-      size += std::fwrite(chunk.data(), 1, chunk.size(), file);
-      chunk.clear();
-    }
+    out.append(line, n);
   }
-  chunk += "\n]}\n";
-  size += std::fwrite(chunk.data(), 1, chunk.size(), file);
-  if (std::fclose(file) != 0) throw std::runtime_error("cannot write " + path);
-  return size;
+  return out.finish();
 }
 
 std::uint64_t write_runs_trace(const std::string& path, std::size_t runs, bool thread_per_run) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) throw std::runtime_error("cannot write " + path);
-  std::string chunk = "{\"traceEvents\":[\n";
-  std::uint64_t size = 0;
+  trace_file_writer out(path);
   char line[160];
   for (std::size_t i = 0; i < runs; ++i) {
     const int n = std::snprintf(line, sizeof line,
                                 "%s{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":1,\"tid\":%zu,"
                                 "\"ts\":%zu,\"dur\":1}",
                                 i == 0 ? "" : ",\n", thread_per_run ? i + 1 : std::size_t{1}, 2 * i);
-    chunk.append(line, static_cast<std::size_t>(n));
-    if (chunk.size() >= (std::size_t{1} << 20)) {
-      size += std::fwrite(chunk.data(), 1, chunk.size(), file);
-      chunk.clear();
-    }
+    out.append(line, n);
   }
-  chunk += "\n]}\n";
-  size += std::fwrite(chunk.data(), 1, chunk.size(), file);
-  if (std::fclose(file) != 0) throw std::runtime_error("cannot write " + path);
-  return size;
+  return out.finish();
 }
 
 std::string gzip(std::string_view text) {
