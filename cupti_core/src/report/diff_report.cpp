@@ -13,11 +13,11 @@
 namespace regionprof {
 namespace {
 
+using report_detail::sv;
+
 namespace json = boost::json;
 using report_detail::code;
 using report_detail::table;
-
-json::string_view sv(std::string_view text) { return {text.data(), text.size()}; }
 
 json::array values_array(const std::vector<double>& values) {
   json::array array;

@@ -15,11 +15,11 @@
 namespace regionprof {
 namespace {
 
+using report_detail::us;
+
 namespace html = report_detail::html;
 
 constexpr std::string_view residual_colour = "#c8c8c8";
-
-double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::string cell(const std::string& text, bool number = false) {
   return std::string(number ? "<td class=\"n\">" : "<td>") + text + "</td>";

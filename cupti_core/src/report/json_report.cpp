@@ -21,14 +21,12 @@
 namespace regionprof {
 namespace {
 
+using report_detail::sv;
+using report_detail::us;
+
 namespace json = boost::json;
 using report_detail::region_summary;
 using report_detail::run_stats;
-
-json::string_view sv(std::string_view text) { return {text.data(), text.size()}; }
-
-/// Microseconds from integer nanoseconds: the double nearest to ns / 1000 (exact decimal up to 2^53 ns).
-double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 double fraction(std::int64_t part_ns, std::int64_t total_ns) {
   return static_cast<double>(part_ns) / static_cast<double>(total_ns);

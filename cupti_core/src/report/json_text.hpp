@@ -14,6 +14,9 @@
 
 namespace regionprof::report_detail {
 
+/// `text` as a Boost.JSON string view (no copy), for building DOM values from std::string_view.
+inline boost::json::string_view sv(std::string_view text) noexcept { return {text.data(), text.size()}; }
+
 /// True when `text` is valid UTF-8 and needs no JSON escaping (no control character, DEL, quote or
 /// backslash), so it can be copied between quotes as is.
 bool is_plain_json_string(std::string_view text) noexcept;

@@ -8,12 +8,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "report/report_common.hpp"
 #include "report/statistics.hpp"
 
 namespace regionprof {
 namespace {
 
-double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+using report_detail::us;
 
 bool has_device_data(const saved_profile& profile) {
   return std::any_of(profile.runs.begin(), profile.runs.end(), [](const saved_run& r) { return r.device_ns.has_value(); });

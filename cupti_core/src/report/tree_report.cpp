@@ -1,6 +1,5 @@
 // The region tree in the JSON and Markdown reports (docs/report-schema.md; docs/design.md, rule 14).
 #include "report/tree_report.hpp"
-#include "report/statistics.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -11,14 +10,13 @@
 #include <boost/json/object.hpp>
 
 #include "report/json_text.hpp"
+#include "report/report_common.hpp"
+#include "report/statistics.hpp"
 
 namespace regionprof::report_detail {
 namespace {
 
 namespace json = boost::json;
-
-json::string_view sv(std::string_view text) { return {text.data(), text.size()}; }
-double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 /// Median of `values` (ns or counts) through the one statistics module (report/statistics.hpp).
 double median(const std::vector<std::int64_t>& values) {
