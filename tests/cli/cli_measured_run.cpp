@@ -22,11 +22,7 @@ namespace cli_test {
 measured_result run_cli_measured(const std::vector<std::string>& args, double limit_seconds) {
   const std::string out_path = temp_path("stdout");
   const std::string err_path = temp_path("stderr");
-  std::vector<std::string> argv_text{REGIONPROF_CLI_PATH};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  cli_argv argv(args);
 
   // fork, not posix_spawn: a vfork-like spawn runs on the parent's memory until exec, and exec folds
   // that memory's high-water mark into the child's ru_maxrss. A forked child starts from the parent's
@@ -40,7 +36,7 @@ measured_result run_cli_measured(const std::vector<std::string>& args, double li
     const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (out_fd < 0 || err_fd < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) ::_exit(127);
-    ::execve(argv[0], argv.data(), environ);
+    ::execve(argv.pointers()[0], argv.pointers(), environ);
     ::_exit(127);
   }
 

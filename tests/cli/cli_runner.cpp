@@ -37,23 +37,25 @@ std::string read_file(const std::string& path) {
   return std::move(text).str();
 }
 
+cli_argv::cli_argv(const std::vector<std::string>& args) : words_{REGIONPROF_CLI_PATH} {
+  words_.insert(words_.end(), args.begin(), args.end());
+  for (std::string& word : words_) pointers_.push_back(word.data());
+  pointers_.push_back(nullptr);
+}
+
 cli_result run_cli(const std::vector<std::string>& args) {
   const std::string out_path = temp_path("stdout");
   const std::string err_path = temp_path("stderr");
-  std::vector<std::string> argv_text{REGIONPROF_CLI_PATH};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  cli_argv argv(args);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, argv.pointers()[0], &actions, nullptr, argv.pointers(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error(std::string("cannot start ") + argv[0]);
+  if (spawned != 0) throw std::runtime_error(std::string("cannot start ") + argv.pointers()[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -13,6 +13,19 @@ struct cli_result {
   std::string err;
 };
 
+/// The built `regionprof` and `args` as an exec argv (`pointers()` is null-terminated; it points into
+/// `words`, so keep the object alive until the exec).
+struct cli_argv {
+  explicit cli_argv(const std::vector<std::string>& args);
+  cli_argv(const cli_argv&) = delete;
+  cli_argv& operator=(const cli_argv&) = delete;
+  char* const* pointers() noexcept { return pointers_.data(); }
+
+ private:
+  std::vector<std::string> words_;
+  std::vector<char*> pointers_;
+};
+
 /// `regionprof args...` (no shell: arguments are passed as they are).
 cli_result run_cli(const std::vector<std::string>& args);
 
