@@ -34,9 +34,15 @@ def profile(
     args_count: int,
     kwargs: List[str],
     uses_inference_function: bool,
+    graph_attribution: str,
 ) -> NativeProfile: ...
 def analyze(
-    path: str, run_marker: Optional[str], regions: Optional[List[str]], cross_thread: bool, row_limit: int
+    path: str,
+    run_marker: Optional[str],
+    regions: Optional[List[str]],
+    cross_thread: bool,
+    row_limit: int,
+    graph_attribution: str,
 ) -> NativeProfile: ...
 def parse_region_arg(arg: str) -> Tuple[str, str]: ...
 def register_region(kind: str, name: str) -> int: ...
