@@ -18,7 +18,7 @@
 #include <boost/json/value.hpp>
 
 #include "regionprof/report.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 namespace regionprof {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "report/json_text.hpp"
-#include "report/statistics.hpp"
+#include "json/json_text.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof::report_detail::html {
 namespace {

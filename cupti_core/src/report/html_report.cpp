@@ -9,7 +9,7 @@
 #include "regionprof/report.hpp"
 #include "report/html_page.hpp"
 #include "report/report_common.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 #include "report/tree_report.hpp"
 
 namespace regionprof {

@@ -1,5 +1,5 @@
 // The JSON report (docs/report-schema.md), in the schema's key order, numbers as decimals
-// (report/json_text.hpp): member by member, each built as a small boost::json DOM (a run, a region)
+// (json/json_text.hpp): member by member, each built as a small boost::json DOM (a run, a region)
 // and serialized at once, into a string (to_json) or streamed to a file (Profile::write_json).
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,7 @@
 
 #include "regionprof/report.hpp"
 #include "report/json_report.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report/report_common.hpp"
 #include "report/tree_report.hpp"
 

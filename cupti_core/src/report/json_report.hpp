@@ -1,4 +1,4 @@
-// The JSON report, written member by member (report/json_text.hpp, json_object_writer): to_json
+// The JSON report, written member by member (json/json_text.hpp, json_object_writer): to_json
 // into a string, Profile::write_json streamed to the file, so neither the text nor a DOM of the whole
 // report is held there.
 #pragma once

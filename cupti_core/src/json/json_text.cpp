@@ -1,4 +1,4 @@
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 
 #include "regionprof/job.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report/report_common.hpp"
 
 namespace regionprof {

@@ -14,8 +14,8 @@
 #include <boost/json/string.hpp>
 
 #include "regionprof/import.hpp"
-#include "report/json_text.hpp"
-#include "report/json_with_number_text.hpp"
+#include "json/json_text.hpp"
+#include "json/json_with_number_text.hpp"
 
 namespace regionprof {
 namespace {

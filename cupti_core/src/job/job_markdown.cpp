@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "regionprof/job.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 namespace regionprof {
 namespace {

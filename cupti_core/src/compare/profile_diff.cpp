@@ -9,7 +9,7 @@
 #include <unordered_set>
 
 #include "report/report_common.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {

@@ -12,7 +12,7 @@
 #include <boost/json.hpp>
 
 #include "regionprof/job.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
@@ -23,7 +23,7 @@ struct sample {
   std::uint64_t rank;
 };
 
-/// Median (report/statistics.hpp, the one place for it), min, max, the slowest rank (lowest on ties)
+/// Median (statistics/statistics.hpp, the one place for it), min, max, the slowest rank (lowest on ties)
 /// and max / median.
 cross_rank_figure figure_of(std::vector<sample>& samples) {
   cross_rank_figure f;
