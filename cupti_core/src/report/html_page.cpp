@@ -43,6 +43,16 @@ std::string escape(std::string_view raw) {
   return out;
 }
 
+std::string cell(const std::string& text, bool number) {
+  return std::string(number ? "<td class=\"n\">" : "<td>") + text + "</td>";
+}
+
+std::string header_row(const std::vector<std::string>& titles) {
+  std::string out = "<thead><tr>";
+  for (const std::string& title : titles) out += "<th>" + escape(title) + "</th>";
+  return out + "</tr></thead>";
+}
+
 std::string fixed(double value, int decimals) {
   char buffer[64];
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
