@@ -53,6 +53,15 @@ void report_settings::set_warmup_runs(std::string_view setting, std::string_view
   analysis.skip_runs = parse_count(setting, text, 0, 1'000'000);
 }
 
+void report_settings::set_graph_attribution(std::string_view setting, std::string_view mode) {
+  const std::optional<regionprof::graph_attribution> parsed = parse_graph_attribution(mode);
+  if (!parsed) {
+    throw setting_error(std::string(setting) + " must be 'capture' or 'launch', got '" + std::string(mode) + "'");
+  }
+  analysis.graph_attribution = *parsed;
+  graph_attribution = std::string(mode);
+}
+
 void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out,
                    const markdown_options& markdown) {
   if (settings.json_path) profile.write_json(*settings.json_path);
