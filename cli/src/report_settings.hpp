@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "regionprof/analysis.hpp"
+#include "regionprof/run_marker.hpp"
 #include "regionprof/output.hpp"
 
 namespace regionprof::cli {

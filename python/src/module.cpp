@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "regionprof/analysis.hpp"
+#include "regionprof/run_marker.hpp"
 #include "regionprof/harness.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"

@@ -37,19 +37,8 @@ struct name_rule {
   std::string domain;           ///< NVTX domain the range must be in; empty matches every domain
 };
 
-/// The one default run marker: the name `regionprof.profiled_run`, exactly, in any domain. It matches
-/// what the harness emits (in NVTX domain `regionprof`) and `torch.profiler.record_function(
-/// "regionprof.profiled_run")` in a Kineto trace.
+/// The one default run marker: `regionprof.profiled_run` exactly, in any domain (run_marker.hpp).
 name_rule default_run_marker();
-/// The one run-marker rule builder (CLI `--run-marker`, `REGIONPROF_RUN_MARKER`, Python `run_marker`):
-/// no regex gives default_run_marker(); a regex gives that RE2 regex over the whole name, in any domain.
-/// Throws std::invalid_argument (validate_name_rule's message, role `run marker`) for an invalid regex.
-///
-/// ```
-/// regionprof::analysis_options options;
-/// options.run_marker = regionprof::run_marker_rule(R"(ProfilerStep#\d+)");
-/// ```
-name_rule run_marker_rule(const std::optional<std::string_view>& regex);
 /// The reference module's two region kinds: prefixes `aot_module:` and `untuned_module:`.
 std::vector<name_rule> default_region_rules();
 

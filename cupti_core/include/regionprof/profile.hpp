@@ -30,9 +30,7 @@ class Profile {
   std::string markdown(const markdown_options& markdown = {}) const;
   std::string chrome_trace() const;
 
-  /// Write the report to `path` through regionprof::write_outputs: placeholders (%r %l %h %p %%)
-  /// expanded, the file replaced atomically (the old one stays until the new one is complete); throw
-  /// regionprof::output_error (a std::runtime_error) naming the path when it cannot be written.
+  /// Write to `path` via write_outputs (output.hpp: %r %l %h %p expanded, replaced atomically); throw naming it.
   void write_json(const std::string& path) const;
   void write_markdown(const std::string& path, const markdown_options& markdown = {}) const;
   void write_trace(const std::string& path) const;

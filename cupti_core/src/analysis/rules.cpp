@@ -4,6 +4,7 @@
 
 #include "analysis/name_regex.hpp"
 #include "regionprof/analysis.hpp"
+#include "regionprof/run_marker.hpp"
 
 namespace regionprof {
 
