@@ -25,6 +25,13 @@ void declare_report_options(command_line& line, report_settings& settings) {
             "loaders) to the run whose marker interval contains it (off: such work is\n"
             "counted in an OFF_THREAD_EVENTS warning).",
             [&settings] { settings.analysis.cross_thread = true; })
+      .value("--graph-attribution", "MODE",
+             "Who owns the kernels of a CUDA graph replay: 'capture' (default), the\n"
+             "region open where each node was captured, in the replay's run; or\n"
+             "'launch', the region around the graph launch.",
+             [&settings](std::string_view setting, std::string_view mode) {
+               settings.set_graph_attribution(setting, mode);
+             })
       .value("--row-limit", "N", "Rows per key-average table (default 20).",
              [&settings](std::string_view setting, std::string_view n) { settings.set_row_limit(setting, n); });
   line.section("Outputs")

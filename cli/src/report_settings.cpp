@@ -50,6 +50,15 @@ void report_settings::set_warmup_runs(std::string_view setting, std::string_view
   analysis.skip_runs = parse_count(setting, text, 0, 1'000'000);
 }
 
+void report_settings::set_graph_attribution(std::string_view setting, std::string_view mode) {
+  const std::optional<regionprof::graph_attribution> parsed = parse_graph_attribution(mode);
+  if (!parsed) {
+    throw setting_error(std::string(setting) + " must be 'capture' or 'launch', got '" + std::string(mode) + "'");
+  }
+  analysis.graph_attribution = *parsed;
+  graph_attribution = std::string(mode);
+}
+
 output_set report_settings::outputs() const {
   output_set set;
   if (json_path) set.add(output_format::json, *json_path);

@@ -47,6 +47,7 @@ struct report_settings {
   std::optional<std::string> run_marker;     ///< the --run-marker regex as given
   std::vector<std::string> regions;          ///< every --region REGEX[=KIND] as given, in order
   std::optional<std::size_t> row_limit;      ///< --row-limit as given
+  std::optional<std::string> graph_attribution;  ///< --graph-attribution as given (capture or launch)
   std::optional<std::string> json_path;      ///< -o
   std::optional<std::string> markdown_path;  ///< --markdown
   std::optional<std::string> trace_path;     ///< --trace
@@ -58,6 +59,8 @@ struct report_settings {
   void add_region(std::string_view setting, std::string_view arg);
   void set_row_limit(std::string_view setting, std::string_view text);  ///< 1 to 1'000'000
   void set_warmup_runs(std::string_view setting, std::string_view text);  ///< 0 to 1'000'000: skip_runs
+  /// `capture` or `launch` (regionprof::parse_graph_attribution; docs/design.md, rule 15).
+  void set_graph_attribution(std::string_view setting, std::string_view mode);
 
   /// What the flags ask to be written: JSON to -o, Markdown to --markdown, the trace to --trace, and
   /// the Markdown to standard output when there is no -o.

@@ -170,7 +170,8 @@ const char* signal_name(int signal_number) {
 constexpr std::array owned_variables{"NVTX_INJECTION64_PATH", inject_env::output,   inject_env::markdown,
                                      inject_env::trace,       inject_env::run_marker, inject_env::regions,
                                      inject_env::cross_thread, inject_env::row_limit, inject_env::warmup_runs,
-                                     inject_env::claim,       "CUDA_INJECTION64_PATH"};
+                                     inject_env::claim,       inject_env::graph_attribution,
+                                     "CUDA_INJECTION64_PATH"};
 
 /// The program's environment: the caller's, less the owned variables, plus `settings` (appended).
 std::vector<std::string> program_environment(const std::vector<std::pair<std::string, std::string>>& settings) {

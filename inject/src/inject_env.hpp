@@ -12,6 +12,7 @@ inline constexpr const char* run_marker = "REGIONPROF_RUN_MARKER";      ///< --r
 inline constexpr const char* regions = "REGIONPROF_REGIONS";            ///< --region REGEX[=KIND], one per line
 inline constexpr const char* cross_thread = "REGIONPROF_CROSS_THREAD";  ///< "1": --cross-thread
 inline constexpr const char* row_limit = "REGIONPROF_ROW_LIMIT";        ///< --row-limit N
+inline constexpr const char* graph_attribution = "REGIONPROF_GRAPH_ATTRIBUTION";  ///< --graph-attribution MODE
 inline constexpr const char* warmup_runs = "REGIONPROF_WARMUP_RUNS";    ///< --warmup-runs N
 inline constexpr const char* device_buffer_mb = "REGIONPROF_DEVICE_BUFFER_MB";  ///< cap of CUPTI buffers (MiB)
 inline constexpr const char* sync_records = "REGIONPROF_SYNC_RECORDS";  ///< "1": CUPTI synchronization records

@@ -29,6 +29,7 @@ std::vector<std::pair<std::string, std::string>> to_environment(const inject_set
   }
   variables.emplace_back(inject_env::cross_thread, report.analysis.cross_thread ? "1" : "0");
   if (report.row_limit) variables.emplace_back(inject_env::row_limit, std::to_string(*report.row_limit));
+  if (report.graph_attribution) variables.emplace_back(inject_env::graph_attribution, *report.graph_attribution);
   if (settings.device_buffer_mb) {
     variables.emplace_back(inject_env::device_buffer_mb, std::to_string(*settings.device_buffer_mb));
   }
@@ -48,6 +49,9 @@ inject_settings from_environment(const environment_lookup& lookup) {
   }
   report.analysis.cross_thread = lookup(inject_env::cross_thread).value_or("0") == "1";
   if (auto limit = lookup(inject_env::row_limit)) report.set_row_limit(inject_env::row_limit, *limit);
+  if (auto mode = lookup(inject_env::graph_attribution)) {
+    report.set_graph_attribution(inject_env::graph_attribution, *mode);
+  }
   if (auto warmup = lookup(inject_env::warmup_runs)) report.set_warmup_runs(inject_env::warmup_runs, *warmup);
   report.json_path = lookup(inject_env::output);
   report.markdown_path = lookup(inject_env::markdown);

@@ -79,6 +79,7 @@ def _run_native(
     module_types: Optional[Dict[str, str]] = None,
     input_shape: Tuple[int, Sequence[str]] = (0, ()),
     uses_inference_function: bool = True,
+    graph_attribution: str = "capture",
 ) -> Profile:
     """The one call into the native harness (shared by profile() and regionprof.torch.profile())."""
     if warmup_runs < 0 or measured_runs < 0 or row_limit < 0:
@@ -102,6 +103,7 @@ def _run_native(
         input_shape[0],
         list(input_shape[1]),
         uses_inference_function,
+        graph_attribution,
     )
     return Profile(native, resolved)
 
@@ -116,6 +118,7 @@ def profile(
     cross_thread: bool = False,
     row_limit: int = 20,
     device_tracing: bool = True,
+    graph_attribution: str = "capture",
 ) -> Profile:
     """Profiles ``fn()`` with the native harness: ``warmup_runs`` unrecorded calls, one recorded
     warm-up that is discarded, then ``measured_runs`` calls, each inside the run marker
@@ -125,7 +128,9 @@ def profile(
     ``regions``: rules in the CLI's ``REGEX=KIND`` form; given rules replace the default ones
     (prefixes ``aot_module:``, ``untuned_module:`` and ``region:``, the last being what
     :func:`region` emits). Raises ValueError for a bad rule (the C++ message), and whatever ``fn``
-    raises.
+    raises. ``graph_attribution``: ``"capture"`` (default) gives the device ops of a CUDA graph replay
+    to the region that captured them, ``"launch"`` to the region around the launch (docs/design.md,
+    rule 15); anything else raises ValueError.
 
     ```
     def step():
@@ -146,6 +151,7 @@ def profile(
         device_tracing=device_tracing,
         target_type="callable",
         uses_inference_function=True,
+        graph_attribution=graph_attribution,
     )
 
 
@@ -156,6 +162,7 @@ def analyze(
     regions: Optional[Sequence[str]] = None,
     cross_thread: bool = False,
     row_limit: int = 20,
+    graph_attribution: str = "capture",
 ) -> Profile:
     """Analyses a torch.profiler (Kineto) Chrome trace, plain ``.json`` or gzip ``.json.gz``.
 
@@ -173,7 +180,7 @@ def analyze(
     if row_limit < 0:
         raise ValueError("row_limit must not be negative")
     native = _native.analyze(os.fspath(trace), run_marker, None if regions is None else list(regions),
-                             cross_thread, row_limit)
+                             cross_thread, row_limit, graph_attribution)
     return Profile(native, None)
 
 

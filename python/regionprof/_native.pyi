@@ -38,9 +38,15 @@ def profile(
     args_count: int,
     kwargs: List[str],
     uses_inference_function: bool,
+    graph_attribution: str,
 ) -> NativeProfile: ...
 def analyze(
-    path: str, run_marker: Optional[str], regions: Optional[List[str]], cross_thread: bool, row_limit: int
+    path: str,
+    run_marker: Optional[str],
+    regions: Optional[List[str]],
+    cross_thread: bool,
+    row_limit: int,
+    graph_attribution: str,
 ) -> NativeProfile: ...
 def read_profile(path: str) -> NativeProfile: ...
 def read_profile_text(text: str, name: str = "<memory>") -> NativeProfile: ...

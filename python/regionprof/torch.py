@@ -249,6 +249,7 @@ def profile(
     tuned: Optional[Mapping[str, str]] = None,
     every_level: bool = False,
     device_tracing: bool = True,
+    graph_attribution: str = "capture",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
 
@@ -264,6 +265,10 @@ def profile(
     (``untuned_module:vae.decode``). Other NVTX ranges of the process are recorded too. Hooks and
     wrappers are removed afterwards, also when the workload raises (the exception propagates).
     ``trace_file``: also write the Chrome trace there (nothing is written by default).
+    ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
+    (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
+    ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
+    call (e.g. in ``warmup_runs``) go by launch and are counted in ``GRAPH_CAPTURED_BEFORE_PROFILING``.
 
     ```
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU())
@@ -293,6 +298,7 @@ def profile(
             cross_thread=False,
             row_limit=20,
             device_tracing=device_tracing,
+            graph_attribution=graph_attribution,
             target_type="torch_module" if isinstance(obj, nn.Module) else "torch_object",
             module_types=instrumentation.module_types,
             input_shape=(len(args), tuple(kwargs)),

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,12 +63,20 @@ std::vector<regionprof::name_rule> in_process_rules() {
   return rules;
 }
 
+/// `graph_attribution=` ("capture" or "launch"): docs/design.md, rule 15.
+regionprof::graph_attribution graph_attribution_arg(const std::string& text) {
+  const std::optional<regionprof::graph_attribution> mode = regionprof::parse_graph_attribution(text);
+  if (!mode) throw std::invalid_argument("graph_attribution must be 'capture' or 'launch', not '" + text + "'");
+  return *mode;
+}
+
 regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, std::size_t measured_runs,
                                 std::optional<std::string> trace_file,
                                 std::optional<std::vector<std::string>> regions, bool cross_thread,
                                 std::size_t row_limit, bool device_tracing, std::string target_type,
                                 std::map<std::string, std::string> module_types, std::size_t args_count,
-                                std::vector<std::string> kwargs, bool uses_inference_function) {
+                                std::vector<std::string> kwargs, bool uses_inference_function,
+                                const std::string& graph_attribution) {
   regionprof::profile_options options;
   options.warmup_runs = warmup_runs;
   options.measured_runs = measured_runs;
@@ -75,6 +84,7 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
   options.analysis.region_rules = region_rules(regions, in_process_rules());
   options.analysis.cross_thread = cross_thread;
   options.analysis.row_limit = row_limit;
+  options.analysis.graph_attribution = graph_attribution_arg(graph_attribution);
   options.device_tracing = device_tracing;
   options.target_type = std::move(target_type);
   options.module_types = std::move(module_types);
@@ -85,12 +95,13 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
 
 regionprof::Profile run_analyze(const std::string& path, std::optional<std::string> run_marker,
                                 std::optional<std::vector<std::string>> regions, bool cross_thread,
-                                std::size_t row_limit) {
+                                std::size_t row_limit, const std::string& graph_attribution) {
   regionprof::analysis_options options;
   options.run_marker = run_marker ? regionprof::run_marker_rule(*run_marker) : regionprof::default_run_marker();
   options.region_rules = region_rules(regions, regionprof::default_region_rules());
   options.cross_thread = cross_thread;
   options.row_limit = row_limit;
+  options.graph_attribution = graph_attribution_arg(graph_attribution);
   regionprof::trace imported;
   {
     nb::gil_scoped_release unlocked;  // the import reads and parses the file only
@@ -124,10 +135,10 @@ NB_MODULE(_native, m) {
   m.def("profile", &run_profile, nb::arg("workload"), nb::arg("warmup_runs"), nb::arg("measured_runs"),
         nb::arg("trace_file").none(), nb::arg("regions").none(), nb::arg("cross_thread"), nb::arg("row_limit"),
         nb::arg("device_tracing"), nb::arg("target_type"), nb::arg("module_types"), nb::arg("args_count"),
-        nb::arg("kwargs"), nb::arg("uses_inference_function"),
+        nb::arg("kwargs"), nb::arg("uses_inference_function"), nb::arg("graph_attribution"),
         "regionprof::profile over a Python callable (called with no arguments, GIL held).");
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
-        nb::arg("cross_thread"), nb::arg("row_limit"),
+        nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("graph_attribution"),
         "Imports a torch.profiler (Kineto) trace and analyses it.");
   // Loading a saved JSON report into the one result model (regionprof/profile_reader.hpp): the profile
   // writes the JSON, Markdown and HTML its analysis wrote. profile_read_error is a ValueError.

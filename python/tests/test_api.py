@@ -75,6 +75,15 @@ def test_bad_rule_raises_value_error_with_cpp_message() -> None:
         regionprof.profile(lambda: None, measured_runs=0)
 
 
+def test_graph_attribution_takes_capture_or_launch() -> None:
+    for mode in ("capture", "launch"):
+        assert len(regionprof.profile(lambda: None, measured_runs=1, graph_attribution=mode).data["runs"]) == 1
+    with pytest.raises(ValueError, match="graph_attribution must be 'capture' or 'launch', not 'replay'"):
+        regionprof.profile(lambda: None, graph_attribution="replay")
+    with pytest.raises(ValueError, match="graph_attribution must be 'capture' or 'launch', not ''"):
+        regionprof.analyze("missing.json", graph_attribution="")
+
+
 def test_nvtx_package_ranges_are_recorded() -> None:
     def step() -> None:
         with nvtx.annotate("nvtx_pkg_range"):

@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_CASE(help_describes_every_command_and_flag) {
   const auto help = run_cli({"analyze", "--help"});
   BOOST_TEST(help.exit_code == 0);
   for (std::string_view part : {"usage: regionprof analyze", "--run-marker REGEX", "--region REGEX[=KIND]",
-                                "--cross-thread", "--row-limit N", "-o OUT.json", "--markdown OUT.md",
+                                "--cross-thread", "--graph-attribution MODE", "--row-limit N", "-o OUT.json", "--markdown OUT.md",
                                 "--trace OUT.json", "first capture group", "first matching rule wins",
                                 "Markdown report goes to standard output", "Exit status:", "2  usage error",
                                 "1  input error", "ProfilerStep#\\d+", ".json.gz"}) {
@@ -70,6 +70,8 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_2) {
   expect_usage_error({"analyze", "--row-limit", "0", trace}, "got '0'");
   expect_usage_error({"analyze", "--row-limit=-3", trace}, "got '-3'");
   expect_usage_error({"analyze", "--cross-thread=yes", trace}, "option --cross-thread takes no value");
+  expect_usage_error({"analyze", "--graph-attribution", "replay", trace},
+                     "option --graph-attribution must be 'capture' or 'launch', got 'replay'");
 
   const auto none = run_cli({});
   BOOST_TEST(none.exit_code == 2);

@@ -122,6 +122,25 @@ BOOST_AUTO_TEST_CASE(a_bad_value_names_its_variable) {
   BOOST_TEST(message({{"REGIONPROF_RUN_MARKER", "[step"}}).starts_with("REGIONPROF_RUN_MARKER: run marker '[step': "));
 }
 
+BOOST_AUTO_TEST_CASE(graph_attribution_travels_when_given_and_is_validated) {
+  inject_settings given;
+  given.report.set_graph_attribution("option --graph-attribution", "launch");
+  const variables written = regionprof::inject::to_environment(given);
+  const variables expected = {{"REGIONPROF_WARMUP_RUNS", "0"},
+                              {"REGIONPROF_CROSS_THREAD", "0"},
+                              {"REGIONPROF_GRAPH_ATTRIBUTION", "launch"}};
+  BOOST_TEST((written == expected));
+  const inject_settings back = regionprof::inject::from_environment(lookup_in(written));
+  BOOST_TEST((back.report.analysis.graph_attribution == regionprof::graph_attribution::launch));
+  BOOST_TEST((inject_settings{}.report.analysis.graph_attribution == regionprof::graph_attribution::capture));
+  try {
+    regionprof::inject::from_environment(lookup_in({{"REGIONPROF_GRAPH_ATTRIBUTION", "both"}}));
+    BOOST_ERROR("no error for REGIONPROF_GRAPH_ATTRIBUTION=both");
+  } catch (const regionprof::cli::setting_error& e) {
+    BOOST_TEST(std::string(e.what()) == "REGIONPROF_GRAPH_ATTRIBUTION must be 'capture' or 'launch', got 'both'");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_region_of_two_lines_cannot_be_encoded) {
   inject_settings s;
   s.report.regions = {"a\nb"};

@@ -140,18 +140,19 @@ inline const collect::cupti_library& loaded_cupti() {
 /// records of a buffer the pool refuses as dropped (as CUPTI does).
 class fake_backend final : public collect::activity_backend {
  public:
-  explicit fake_backend(std::vector<record_buffer> buffers = {}) : activity_backend(loaded_cupti()), pending_(std::move(buffers)) {}
+  explicit fake_backend(std::vector<record_buffer> buffers = {}, const collect::cupti_library& library = loaded_cupti())
+      : activity_backend(library), pending_(std::move(buffers)) {}
 
   collect::backend_status probe_result;   ///< what probe() answers
   collect::backend_status enable_result;  ///< what enable() answers
   bool monotonic = true;                  ///< what timestamps_are_monotonic() answers
-  /// CUPTI's clock; default: ours (the timestamp callback "took").
-  std::function<std::optional<std::uint64_t>()> clock = [] {
-    return std::optional<std::uint64_t>(static_cast<std::uint64_t>(monotonic_now_ns()));
-  };
+  /// CUPTI's clock. Default: unreadable, so records are taken as stamped on ours (the timestamp callback
+  /// "took") and the session's window does not apply: tests lay records at small times. A test of the
+  /// window sets it to monotonic_now_ns() and stamps records at real times.
+  std::function<std::optional<std::uint64_t>()> clock = [] { return std::optional<std::uint64_t>(); };
 
   // What the session did to the backend.
-  int enables = 0, disables = 0, flushes = 0, releases = 0, synchronizations = 0;
+  int enables = 0, disables = 0, flushes = 0, releases = 0, detaches = 0, synchronizations = 0;
   bool synchronization_records = false;
 
   /// More buffers for the next flush.
@@ -183,6 +184,7 @@ class fake_backend final : public collect::activity_backend {
     return {};
   }
   void release() override { ++releases; }
+  void detach() noexcept override { ++detaches; }
   std::uint64_t take_dropped_records() override { return std::exchange(dropped_, 0); }
   bool timestamps_are_monotonic() const override { return monotonic; }
   std::optional<std::uint64_t> timestamp() override { return clock(); }

@@ -226,15 +226,16 @@ BOOST_AUTO_TEST_CASE(a_buffer_ending_mid_record_is_counted_and_not_read_past_its
   BOOST_TEST(walk.error.empty());
 }
 
-BOOST_AUTO_TEST_CASE(records_without_timestamps_are_counted_and_skipped) {
+BOOST_AUTO_TEST_CASE(records_with_zero_or_inverted_timestamps_are_clock_anomalies_and_skipped) {
   record_buffer buffer;
   buffer.add(kernel(1, 0, 0, "untimed")).add(kernel(2, 10, 20, "timed")).add(memcpy_op(3, 50, 40, 8));
   const trace t = run_session({buffer});
   BOOST_REQUIRE_EQUAL(t.device_ops.size(), 1u);
   BOOST_TEST(name_of(t, t.device_ops[0].name) == "timed");
-  const auto dropped = warnings_with(t, warning_code::dropped_device_records);
-  BOOST_REQUIRE_EQUAL(dropped.size(), 1u);
-  BOOST_TEST(dropped[0]->message.rfind("2 device activity records had no valid timestamps", 0) == 0);
+  BOOST_TEST(warnings_with(t, warning_code::dropped_device_records).empty());
+  const auto anomaly = warnings_with(t, warning_code::clock_anomaly);
+  BOOST_REQUIRE_EQUAL(anomaly.size(), 1u);
+  BOOST_TEST(anomaly[0]->message.rfind("2 device activity records had a zero or inverted timestamp", 0) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_driver_call_made_by_the_runtime_gives_its_launch_to_the_runtime_call) {

@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(cupti_failures_map_to_why_device_tracing_is_off) {
   BOOST_TEST(named.failure == collect::backend_failure::subscriber_conflict);
   BOOST_TEST(named.message ==
              "CUPTI is already in use by CUPTI for Nsight Systems (cuptiSubscribe_v2(...) -> X); profile without the "
-             "other tool to get device time");
+             "other tool, or where the driver lets CUPTI serve several subscribers (CUDA 13.3), to get device time");
   const collect::backend_status unnamed = collect::describe_cupti_failure(conflict, "");
   BOOST_TEST(contains(unnamed.message, "another tool (Nsight Systems, Nsight Compute, torch.profiler/Kineto"));
   const collect::backend_status driverless =

@@ -37,6 +37,7 @@ class walk_only_backend final : public collect::activity_backend {
   void disable() override {}
   collect::backend_status flush() override { return {}; }
   void release() override {}
+  void detach() noexcept override {}
   std::uint64_t take_dropped_records() override { return 0; }
   bool timestamps_are_monotonic() const override { return true; }
   std::optional<std::uint64_t> timestamp() override { return std::nullopt; }

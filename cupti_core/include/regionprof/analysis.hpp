@@ -65,6 +65,21 @@ name_rule parse_region_arg(std::string_view arg);
 /// options.region_rules = {regionprof::parse_region_arg("## (.*) ##=phase")};
 /// auto result = regionprof::analyze(trace, options);
 /// ```
+/// Who owns the device ops of a CUDA graph replay (docs/design.md, rule 15).
+enum class graph_attribution : std::uint8_t {
+  capture = 0,  ///< the region open where each op's graph node was captured or built, in the replay's run
+  launch = 1,   ///< the region around the graph launch (rule 6), as for any other launch
+};
+
+/// "capture" or "launch".
+std::string_view to_string(graph_attribution mode) noexcept;
+/// The mode named `text` ("capture", "launch"); nullopt for anything else.
+///
+/// ```
+/// options.graph_attribution = *regionprof::parse_graph_attribution("launch");
+/// ```
+std::optional<graph_attribution> parse_graph_attribution(std::string_view text) noexcept;
+
 struct analysis_options {
   name_rule run_marker = default_run_marker();
   std::vector<name_rule> region_rules = default_region_rules();  ///< first matching rule wins
@@ -79,6 +94,9 @@ struct analysis_options {
   /// (REGION_TREE_TRUNCATED). Each node's JSON `path` lists its regions, so the report grows with
   /// nodes x depth; 100,000 nested regions would otherwise write 5 x 10^9 ids.
   std::uint32_t region_tree_max_depth = 64;
+  /// Replayed graph ops: to their capture-time region where the trace knows it (trace::graph_ops),
+  /// else to the launch's region (rule 15).
+  regionprof::graph_attribution graph_attribution = regionprof::graph_attribution::capture;
 };
 
 /// One observed region (report `regions`).

@@ -14,6 +14,9 @@ struct device_options {
   std::size_t buffer_bytes = 4u << 20;         ///< size of one activity buffer (CUPTI wants 8-byte aligned)
   std::size_t max_buffer_bytes = 256u << 20;   ///< cap on all buffers together; past it records are dropped
   bool synchronization_records = false;       ///< also record CUPTI SYNCHRONIZATION activities
+  /// After stop(), detach CUPTI from the process (cuptiFinalize) when regionprof was its only
+  /// subscriber, so the program does not stay slower; the next session attaches again (docs/gpu.md).
+  bool detach_after_stop = true;
 };
 
 /// Collects device activity for one profiling session. The harness drives it in this order:

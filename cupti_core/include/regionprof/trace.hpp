@@ -78,6 +78,17 @@ struct device_op {
 };
 static_assert(sizeof(device_op) == 40, "device_op must stay 40 bytes (memory budget)");
 
+/// A device op replayed by a CUDA graph launch, and where its graph node was made (docs/design.md,
+/// rule 15). The op keeps the launch's correlation id (its run); `capture_correlation_id` is the API call
+/// during which the node, or the node it was cloned or instantiated from, was created (stream capture or
+/// explicit construction): with graph_attribution::capture the op belongs to the region open around
+/// that call. 0: the node was made before the session recorded (GRAPH_CAPTURED_BEFORE_PROFILING).
+struct graph_op {
+  std::uint64_t graph_node_id = 0;  ///< CUPTI's graph node id of the replayed (executable) node
+  std::uint32_t op = 0;             ///< index into trace::device_ops
+  std::uint32_t capture_correlation_id = 0;
+};
+
 /// One CPU thread of the traced process(es).
 struct thread_info {
   std::int64_t pid = 0;
@@ -131,6 +142,8 @@ struct trace {
   std::vector<thread_info> threads;
   std::vector<cpu_interval> intervals;  ///< any order across threads; see cpu_interval
   std::vector<device_op> device_ops;
+  /// The device ops that CUDA graph replays ran, in op order (one entry each, at most one per op).
+  std::vector<graph_op> graph_ops;
 
   /// True when device tracing was active (even if no device op was recorded). A trace with device
   /// ops has device data whatever this says; see has_device_data().

@@ -19,6 +19,7 @@ analysis_result engine::run() {
   cpu_keys_.assign(in_.strings.size(), {});
   device_keys_.assign(in_.strings.size(), {});
   sum_launches();
+  resolve_captures();  // rule 15: needs the thread order and the correlation slots
 
   if (marker_threads_.size() > 1) discover_markers();
   const std::vector<std::uint32_t> order = walk_order();

@@ -1,5 +1,6 @@
 // Device ops: each launch's device time per correlation slot before the walks, then each op to its
-// launch's owner (docs/design.md, rule 6; off-thread launches, rule 9), with each run's busy union and span.
+// launch's owner (docs/design.md, rule 6; off-thread launches, rule 9; graph replays by capture, rule
+// 15), with each run's busy union and span.
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -59,7 +60,9 @@ void engine::resolve_pending() {
         while (i != no_instance && instances[i].end < time) i = instances[i].parent;
         if (i != no_instance) {
           result = instances[i].aggregate;
-          if (instances[i].node.is_index()) tree_[instances[i].node].self_device += launch.device;
+          if (instances[i].node.is_index()) {
+            tree_[instances[i].node].self_device += launch.device - captured_device(launch.slot);
+          }
         }
       }
       slot_aggregate_[launch.slot] = result;
@@ -73,7 +76,8 @@ void engine::resolve_pending() {
 void engine::attribute_device_ops() {
   if (in_.device_ops.empty()) return;
   run_devices_.assign(runs_.size(), {});
-  for (const device_op& op : in_.device_ops) {
+  for (std::uint32_t index = 0; index < in_.device_ops.size(); ++index) {
+    const device_op& op = in_.device_ops[index];
     const std::int64_t length = duration(op);
     const std::uint32_t slot = correlation_.slot(op.correlation_id);
     if (slot == correlation_index::none) {
@@ -104,7 +108,13 @@ void engine::attribute_device_ops() {
         r.open_end = std::max(r.open_end, end);
       }
     }
-    if (const aggregate_index a = slot_aggregate_[slot]; a.is_index()) aggregates_[a].device += length;
+    aggregate_index owner = slot_aggregate_[slot];
+    tree_node_index captured_node;
+    if (capture_owner(index, run, owner, captured_node)) {
+      // Rule 15: the capture-time region within the launch's run; the launch's node gave this time up.
+      if (captured_node.is_index()) tree_[captured_node].self_device += length;
+    }
+    if (owner.is_index()) aggregates_[owner].device += length;
     const name_id name = op.name < in_.strings.size() ? op.name : name_id{0};
     ++device_keys_[name].count;
     device_keys_[name].total += length;

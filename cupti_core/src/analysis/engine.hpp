@@ -321,6 +321,16 @@ class engine {
   void resolve_pending();
   void attribute_device_ops();
   void finish_unordered_unions();
+  // graph_capture.cpp (rule 15)
+  void resolve_captures();
+  /// Device time of slot's ops that go to their capture-time region, ns: the launch's tree node gives
+  /// it up (the launch's aggregate never receives it).
+  std::int64_t captured_device(std::uint32_t slot) const noexcept {
+    return slot_captured_.empty() ? 0 : slot_captured_[slot];
+  }
+  /// The capture-time owner of op `op` in `run` (rule 15): its aggregate (none: captured outside every
+  /// region) and innermost tree node; false when the op goes by its launch.
+  bool capture_owner(std::uint32_t op, run_index run, aggregate_index& owner, tree_node_index& node);
   // device_split.cpp
   void add_device_figures(analysis_result& result) const;
   // assemble.cpp, key_averages.cpp, warnings.cpp
@@ -355,6 +365,14 @@ class engine {
   std::vector<run_index> slot_run_;        ///< a run, no_run::off_thread, or no_run::none
   std::vector<aggregate_index> slot_aggregate_;  ///< no_aggregate::pending only until resolve_pending()
   bool any_pending_ = false;  ///< some run_side::pending is not empty
+
+  // CUDA graph replays by capture (rule 15); all empty unless graph_attribution::capture finds captures.
+  std::vector<std::int64_t> slot_captured_;       ///< per slot: device time going by capture, ns
+  std::vector<std::uint32_t> op_capture_path_;    ///< per device op: index into capture_paths_, or none
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> capture_paths_;  ///< [begin, end) into capture_regions_
+  std::vector<std::uint32_t> capture_regions_;    ///< the paths: classifier region indices, topmost first
+  std::uint64_t uncaptured_graph_ops_ = 0;        ///< graph replay ops without capture information
+  std::int64_t uncaptured_graph_time_ = 0;        ///< their device time, ns
 
   // Regions and key averages.
   index_vector<aggregate_index, aggregate> aggregates_;

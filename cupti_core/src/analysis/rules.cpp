@@ -79,4 +79,14 @@ name_rule parse_region_arg(std::string_view arg) {
 
 std::string_view to_string(device_type type) noexcept { return type == device_type::cuda ? "CUDA" : "CPU"; }
 
+std::string_view to_string(graph_attribution mode) noexcept {
+  return mode == graph_attribution::launch ? "launch" : "capture";
+}
+
+std::optional<graph_attribution> parse_graph_attribution(std::string_view text) noexcept {
+  if (text == "capture") return graph_attribution::capture;
+  if (text == "launch") return graph_attribution::launch;
+  return std::nullopt;
+}
+
 }  // namespace regionprof

@@ -233,7 +233,8 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         } else {
           f.device = slot_device_[slot];
           cpu_keys_[f.key].self_device += f.device;
-          if (f.node.is_index()) tree_[f.node].self_device += f.device;  // rule 14: the innermost region
+          // Rule 14: the innermost region, less what goes to capture-time regions (rule 15).
+          if (f.node.is_index()) tree_[f.node].self_device += f.device - captured_device(slot);
           slot_run_[slot] = f.run;
           if (f.aggregate != no_aggregate::none) {
             slot_aggregate_[slot] = f.aggregate;

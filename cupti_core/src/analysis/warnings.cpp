@@ -123,6 +123,14 @@ void engine::add_warnings(analysis_result& result) const {
              "holds theirs; topmost regions and every other figure are unaffected. Raise the caps or use "
              "region rules that make fewer distinct nesting paths.");
   }
+  if (uncaptured_graph_ops_ > 0) {
+    warn(warning_code::graph_captured_before_profiling,
+         std::to_string(uncaptured_graph_ops_) + " device op(s) of CUDA graph replays (" +
+             std::to_string(uncaptured_graph_time_) +
+             " ns of device time) have no capture-time region: their graph nodes were made before device tracing "
+             "began, or the API call that made them was not recorded. They went to the region around their graph "
+             "launch; start profiling before the graph is captured (rule 15).");
+  }
 }
 
 

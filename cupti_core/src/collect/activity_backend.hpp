@@ -74,6 +74,9 @@ class activity_backend {
   /// Ends the session with CUPTI after the flush: restores CUPTI's default clock (records are converted
   /// to our clock until the flush) and releases the subscription.
   virtual void release() = 0;
+  /// After release(): detaches CUPTI from the process (cuptiFinalize) when no other subscriber shares
+  /// it and the loaded CUPTI supports attaching again; else nothing. Never throws.
+  virtual void detach() noexcept = 0;
   /// Records CUPTI dropped (no buffer space) since the last call.
   virtual std::uint64_t take_dropped_records() = 0;
   /// True when CUPTI accepted monotonic_now_ns() as its timestamp source.
@@ -105,6 +108,20 @@ class activity_backend {
 /// another client (`holder` names it when CUPTI did), CUPTI_ERROR_UNKNOWN is what CUPTI answers without a
 /// driver, anything else is reported as the call that failed.
 backend_status describe_cupti_failure(const cupti_status& status, const std::string& holder);
+
+/// How a backend holds CUPTI.
+struct cupti_subscription {
+  CUpti_SubscriberHandle handle = nullptr;
+  std::string other;  ///< the subscriber CUPTI is shared with (allowMultipleSubscribers granted); empty: none
+  bool shared() const noexcept { return !other.empty(); }
+};
+
+/// Subscribes `callback` (with `userdata`): cuptiSubscribe_v2 asking to share CUPTI with other
+/// subscribers (CUPTI 13.2+ with a driver that allows it), then cuptiSubscribe_v2 without the request (a
+/// CUPTI that refuses the larger structSize), then cuptiSubscribe (no cuptiSubscribe_v2). A refusal is
+/// described by describe_cupti_failure, naming the holder when CUPTI did. Never throws.
+backend_status subscribe_to_cupti(const cupti_library& cupti, CUpti_CallbackFunc callback, void* userdata,
+                                  cupti_subscription& out);
 
 /// The backend that drives the process's CUPTI.
 std::unique_ptr<activity_backend> make_cupti_backend(driver_probe probe);

@@ -172,7 +172,8 @@ void activity_decoder::add_device_work(const Record& record, std::uint64_t bytes
     ++counts_.untimed;
     return;
   }
-  work_.push_back({record.start, record.end, bytes, name(), record.correlationId, record.streamId, record.deviceId, kind});
+  work_.push_back({record.start, record.end, bytes, name(), record.correlationId, record.streamId, record.deviceId, kind,
+                   record.graphNodeId});
 }
 
 void activity_decoder::decode(const activity_record& record) {
@@ -240,11 +241,30 @@ void activity_decoder::decode(const activity_record& record) {
   }
 }
 
-void activity_decoder::append_to(trace& out, const clock_map& clock) {
+void activity_decoder::append_to(trace& out, const clock_map& clock, const std::optional<session_window>& window,
+                                 const std::vector<node_origin>& nodes) {
   const auto map_interval = [&clock](std::uint64_t start, std::uint64_t end) {
     const std::int64_t mapped_start = clock.to_monotonic(start);
     return std::pair{mapped_start, std::max(mapped_start, clock.to_monotonic(end))};
   };
+  // A record of another session or stamped on another clock (~1e14 ns off after a timestamp callback
+  // changed between sessions) lies outside the window: skipped and counted, never a huge time.
+  const auto outside = [&](std::uint64_t start, std::uint64_t end) {
+    if (!window) return false;
+    const auto [mapped_start, mapped_end] = map_interval(start, end);
+    return mapped_start < window->start_ns - session_window::tolerance_ns ||
+           mapped_end > window->stop_ns + session_window::tolerance_ns;
+  };
+  const auto drop_outside = [&](auto& records) {
+    const auto kept = std::remove_if(records.begin(), records.end(), [&](const auto& record) {
+      return outside(record.start, record.end);
+    });
+    counts_.outside_session += static_cast<std::uint64_t>(records.end() - kept);
+    records.erase(kept, records.end());
+  };
+  drop_outside(calls_);
+  drop_outside(work_);
+  drop_outside(synchronizations_);
 
   // API calls, per thread in time order, an enclosing call before the calls it makes.
   std::sort(calls_.begin(), calls_.end(), [](const api_call& a, const api_call& b) {
@@ -295,10 +315,36 @@ void activity_decoder::append_to(trace& out, const clock_map& clock) {
     }
   }
 
+  // Graph replays: each node's creation point (thread, time) -> the API call around it on that thread,
+  // the innermost (latest-starting) one; calls_ is sorted by (pid, tid, start).
+  const node_origins origins(nodes);
+  const auto capturing_call = [&](std::uint64_t node) -> std::uint32_t {
+    const node_origin* made = origins.creation_of(node);
+    if (made == nullptr) return 0;
+    auto after = std::upper_bound(calls_.begin(), calls_.end(), *made, [&](const node_origin& point, const api_call& call) {
+      if (point.pid != call.pid) return point.pid < call.pid;
+      if (point.tid != call.tid) return point.tid < call.tid;
+      return point.time_ns < map_interval(call.start, call.end).first;
+    });
+    // Calls of one thread nest (a runtime call around its driver calls): a few steps back at most.
+    for (int step = 0; step < 8 && after != calls_.begin(); ++step) {
+      const api_call& call = *--after;
+      if (call.pid != made->pid || call.tid != made->tid) break;
+      if (map_interval(call.start, call.end).second >= made->time_ns) return call.correlation;
+    }
+    return 0;
+  };
+
   // Device ops.
   std::vector<name_id> ids(names_.size(), string_table::npos);
   out.device_ops.reserve(out.device_ops.size() + work_.size());
   for (const device_work& work : work_) {
+    if (work.graph_node != 0) {
+      const std::uint32_t capture = capturing_call(work.graph_node);
+      ++counts_.graph_ops;
+      if (capture != 0) ++counts_.captured_graph_ops;
+      out.graph_ops.push_back({work.graph_node, static_cast<std::uint32_t>(out.device_ops.size()), capture});
+    }
     if (ids[work.name] == string_table::npos) ids[work.name] = out.strings.intern(names_[work.name]);
     const auto [start, end] = map_interval(work.start, work.end);
     device_op op;
@@ -356,10 +402,15 @@ std::vector<warning> collection_warnings(const decode_counts& counts,
     dropped("CUPTI did not return " + std::to_string(stats.outstanding_buffers) +
             " activity buffers after the forced flush; their records are missing");
   }
-  if (counts.untimed > 0) {
-    dropped(std::to_string(counts.untimed) +
-            " device activity records had no valid timestamps (CUPTI's device-side buffer was full, or the work "
-            "had not finished at the forced flush) and were skipped");
+  if (stats.spilled_buffers > 0) {
+    dropped("the activity buffer pool was exhausted and this CUPTI (activity API before v27) must not be refused "
+            "a buffer: " + std::to_string(stats.spilled_records) + " records written to " +
+            std::to_string(stats.spilled_buffers) +
+            " spill buffers were discarded; raise max_buffer_bytes (regionprof run: REGIONPROF_DEVICE_BUFFER_MB)");
+  }
+  if (stats.lost_graph_nodes > 0) {
+    dropped(std::to_string(stats.lost_graph_nodes) +
+            " CUDA graph node creations could not be kept (out of memory); their replays are attributed by launch");
   }
   if (counts.cut_buffers > 0) {
     dropped(std::to_string(counts.cut_buffers) + " activity buffers ended in a truncated or invalid record; " +
@@ -381,6 +432,22 @@ std::vector<warning> collection_warnings(const decode_counts& counts,
   if (counts.orphan_synchronizations > 0) {
     dropped(std::to_string(counts.orphan_synchronizations) +
             " synchronization records whose API call was not recorded were skipped");
+  }
+
+  if (counts.untimed > 0 || counts.outside_session > 0) {
+    std::string message;
+    if (counts.untimed > 0) {
+      message = std::to_string(counts.untimed) +
+                " device activity records had a zero or inverted timestamp (CUPTI's device-side buffer was full, or "
+                "the work had not finished at the forced flush)";
+    }
+    if (counts.outside_session > 0) {
+      message += (message.empty() ? "" : "; ") + std::to_string(counts.outside_session) +
+                 " activity records were timed outside the session (before its start or after its stop by more than "
+                 "10 ms: a record of another session, or one stamped on another clock)";
+    }
+    warnings.push_back({warning_code::clock_anomaly, warning_source::cupti,
+                        message + "; they were skipped, so no device time is negative or huge"});
   }
 
   if (!overheads.empty()) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +18,7 @@
 
 #include "collect/activity_backend.hpp"
 #include "collect/clock_fit.hpp"
+#include "collect/graph_capture.hpp"
 #include "regionprof/trace.hpp"
 #include "regionprof/warnings.hpp"
 
@@ -33,7 +35,10 @@ struct decode_counts {
   std::uint64_t driver_calls = 0;
   std::uint64_t synchronizations = 0;
   std::uint64_t overheads = 0;
-  std::uint64_t untimed = 0;           ///< records without valid timestamps, skipped
+  std::uint64_t untimed = 0;           ///< records with a zero or inverted timestamp, skipped (CLOCK_ANOMALY)
+  std::uint64_t outside_session = 0;   ///< records timed outside the session's window, skipped (CLOCK_ANOMALY)
+  std::uint64_t graph_ops = 0;         ///< device ops of graph replays (a graph node id)
+  std::uint64_t captured_graph_ops = 0;  ///< of those, ops whose node's capturing API call was found
   std::map<std::uint32_t, std::uint64_t> skipped_kinds;  ///< kinds regionprof does not decode -> count
   std::uint64_t cut_buffers = 0;       ///< buffers whose walk ended early (truncated or invalid record)
   std::uint64_t unread_bytes = 0;      ///< bytes those walks could not read
@@ -55,6 +60,17 @@ struct collection_stats {
   std::size_t buffer_count = 0;
   std::size_t outstanding_buffers = 0;  ///< buffers CUPTI never returned
   std::string flush_error;              ///< cuptiActivityFlushAll's failure, if any
+  std::uint64_t spilled_buffers = 0;    ///< spill buffers filled while the pool was exhausted (CUPTI < v27)
+  std::uint64_t spilled_records = 0;    ///< their records, discarded
+  std::uint64_t lost_graph_nodes = 0;   ///< graph node creations the callback could not keep
+};
+
+/// The session's span on the one clock, ns: records timed outside it (by more than the tolerance) are
+/// not this session's (a stale buffer, a record stamped on another clock) and are skipped.
+struct session_window {
+  std::int64_t start_ns = 0;
+  std::int64_t stop_ns = 0;
+  static constexpr std::int64_t tolerance_ns = 10'000'000;  ///< 10 ms: the clock fit's error is far below
 };
 
 class activity_decoder {
@@ -68,8 +84,12 @@ class activity_decoder {
 
   /// Appends the decoded activity to `out` with CUPTI times mapped by `clock`. A driver call whose
   /// correlation id a runtime call also carries (a driver call made by the runtime) keeps its interval
-  /// but gives up the id, so each launch has one owner.
-  void append_to(trace& out, const clock_map& clock);
+  /// but gives up the id, so each launch has one owner. Records outside `window` (when given) are
+  /// skipped and counted. Device ops of graph replays get a trace::graph_ops entry whose capture
+  /// correlation id is the API call, on the creating thread, around the time `nodes` noted the node's
+  /// creation (0 when the node is not in `nodes`).
+  void append_to(trace& out, const clock_map& clock, const std::optional<session_window>& window = std::nullopt,
+                 const std::vector<node_origin>& nodes = {});
 
   const decode_counts& counts() const noexcept { return counts_; }
   const std::map<std::uint32_t, overhead_total>& overheads() const noexcept { return overheads_; }
@@ -93,6 +113,7 @@ class activity_decoder {
     std::uint32_t stream = 0;
     std::uint32_t device = 0;
     device_op_kind kind = device_op_kind::kernel;
+    std::uint64_t graph_node = 0;  ///< CUPTI's graphNodeId; 0 when not launched by a graph
   };
   struct synchronization {
     std::uint64_t start = 0;
@@ -130,7 +151,8 @@ std::string overhead_name(std::uint32_t overhead_kind);
 std::string activity_kind_name(std::uint32_t kind);
 
 /// The warnings for what the collection lost or cost: DROPPED_DEVICE_RECORDS (with the buffer size that
-/// would have sufficed), and CUPTI_OVERHEAD (CUPTI's own time by kind).
+/// would have sufficed), CLOCK_ANOMALY (records with zero, inverted or out-of-session times, skipped),
+/// and CUPTI_OVERHEAD (CUPTI's own time by kind).
 std::vector<warning> collection_warnings(const decode_counts& counts,
                                          const std::map<std::uint32_t, overhead_total>& overheads,
                                          const collection_stats& stats);

@@ -1,5 +1,6 @@
 #include "collect/buffer_pool.hpp"
 
+#include "collect/cupti_library.hpp"
 #include "collect/kernel_names.hpp"
 
 #include <sys/mman.h>
@@ -20,10 +21,12 @@ buffer_pool& buffer_pool::instance() {
   return *pool;
 }
 
-bool buffer_pool::attach(std::size_t buffer_bytes, std::size_t buffer_count) {
+bool spill_needed(std::uint32_t api_version) noexcept { return api_version < 27; }
+
+bool buffer_pool::attach(std::size_t buffer_bytes, std::size_t buffer_count, bool spill) {
   std::lock_guard lock(mutex_);
   if (attached_) return false;
-  const std::size_t total = buffer_bytes * buffer_count;
+  const std::size_t total = buffer_bytes * (buffer_count + (spill ? 1 : 0));
   // MAP_NORESERVE: untouched buffers cost address space only.
   void* address = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (address == MAP_FAILED) throw std::bad_alloc();
@@ -45,6 +48,10 @@ bool buffer_pool::attach(std::size_t buffer_bytes, std::size_t buffer_count) {
   lent_ = 0;
   refused_ = 0;
   foreign_ = 0;
+  spill_ = spill;
+  spill_lent_ = false;
+  spilled_buffers_ = 0;
+  spilled_records_ = 0;
   attached_ = true;
   return true;
 }
@@ -58,6 +65,8 @@ pool_harvest buffer_pool::detach() {
   harvest.buffer_count = buffer_count_;
   harvest.refused_requests = refused_;
   harvest.foreign_completions = foreign_;
+  harvest.spilled_buffers = spilled_buffers_;
+  harvest.spilled_records = spilled_records_;
   harvest.outstanding = lent_;
   harvest.completed = std::move(completed_);
   if (lent_ == 0) {
@@ -86,7 +95,15 @@ void buffer_pool::on_request(std::uint8_t** buffer, std::size_t* size, std::size
   std::lock_guard lock(mutex_);
   if (!attached_) return;
   if (free_.empty()) {
-    ++refused_;
+    if (!spill_ || spill_lent_) {
+      ++refused_;
+      return;
+    }
+    // A CUPTI that must not be refused gets the spill buffer; what it writes there is counted, not kept.
+    spill_lent_ = true;
+    ++lent_;
+    *buffer = block_.get() + buffer_count_ * buffer_bytes_;
+    *size = buffer_bytes_;
     return;
   }
   const std::uint32_t index = free_.back();
@@ -96,30 +113,42 @@ void buffer_pool::on_request(std::uint8_t** buffer, std::size_t* size, std::size
   *size = buffer_bytes_;
 }
 
-bool buffer_pool::on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept {
+buffer_pool::completion buffer_pool::on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept {
   std::lock_guard lock(mutex_);
   if (!attached_ || buffer == nullptr || block_ == nullptr) {
     ++foreign_;
-    return false;
+    return completion::ignored;
   }
   const std::uint8_t* base = block_.get();
-  if (buffer < base || buffer >= base + buffer_bytes_ * buffer_count_ ||
-      static_cast<std::size_t>(buffer - base) % buffer_bytes_ != 0) {
+  const std::uint8_t* spill = base + buffer_count_ * buffer_bytes_;
+  if (spill_ && buffer == spill && spill_lent_) {
+    spill_lent_ = false;  // free for the next request that finds the pool exhausted
+    if (lent_ > 0) --lent_;
+    if (valid_bytes == 0) return completion::ignored;
+    ++spilled_buffers_;
+    return completion::spilled;
+  }
+  if (buffer < base || buffer >= spill || static_cast<std::size_t>(buffer - base) % buffer_bytes_ != 0) {
     ++foreign_;
-    return false;
+    return completion::ignored;
   }
   if (lent_ > 0) --lent_;
   if (valid_bytes == 0) {
     // Nothing in it: reuse it. Capacity was reserved for every buffer, so this never allocates.
     free_.push_back(static_cast<std::uint32_t>(static_cast<std::size_t>(buffer - base) / buffer_bytes_));
-    return false;
+    return completion::ignored;
   }
   if (completed_.size() == completed_.capacity()) {  // a buffer completed twice: never grow in a callback
     ++foreign_;
-    return false;
+    return completion::ignored;
   }
   completed_.push_back({buffer, valid_bytes < buffer_bytes_ ? valid_bytes : buffer_bytes_});
-  return true;
+  return completion::kept;
+}
+
+void buffer_pool::add_spilled(std::uint64_t records) noexcept {
+  std::lock_guard lock(mutex_);
+  spilled_records_ += records;
 }
 
 void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
@@ -128,8 +157,25 @@ void CUPTIAPI cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size, s
 
 void CUPTIAPI cupti_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t size,
                                      std::size_t valid_size) {
-  if (buffer_pool::instance().on_complete(buffer, valid_size)) {
-    kernel_names::instance().capture(buffer, std::min(valid_size, size));
+  buffer_pool& pool = buffer_pool::instance();
+  switch (pool.on_complete(buffer, valid_size)) {
+    case buffer_pool::completion::kept:
+      kernel_names::instance().capture(buffer, std::min(valid_size, size));
+      return;
+    case buffer_pool::completion::spilled: {
+      // Count what is discarded with CUPTI's walker, outside the pool's lock.
+      const cupti_library& cupti = process_cupti();
+      std::uint64_t records = 0;
+      CUpti_Activity* record = nullptr;
+      const std::size_t valid = std::min(valid_size, size);
+      while (cupti.loaded() &&
+             REGIONPROF_CUPTI(cupti, cuptiActivityGetNextRecord, buffer, valid, &record).ok()) {
+        ++records;
+      }
+      pool.add_spilled(records);
+      return;
+    }
+    case buffer_pool::completion::ignored: return;
   }
 }
 

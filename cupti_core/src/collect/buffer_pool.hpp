@@ -41,6 +41,8 @@ struct pool_harvest {
   std::size_t buffer_bytes = 0;
   std::size_t buffer_count = 0;
   std::uint64_t refused_requests = 0;       ///< requests answered with no buffer: the pool was exhausted
+  std::uint64_t spilled_buffers = 0;        ///< spill buffers CUPTI filled while the pool was exhausted
+  std::uint64_t spilled_records = 0;        ///< the records in them, discarded
   std::uint64_t foreign_completions = 0;    ///< completed buffers that were not the pool's (ignored)
   std::size_t outstanding = 0;              ///< buffers CUPTI never returned; their block stays mapped
 };
@@ -51,18 +53,27 @@ class buffer_pool {
   static buffer_pool& instance();
 
   /// Maps `buffer_count` buffers of `buffer_bytes` (a multiple of 8) and pre-faults the first two.
-  /// Returns false, changing nothing, when another session is attached. Throws std::bad_alloc when the
-  /// block cannot be mapped.
-  bool attach(std::size_t buffer_bytes, std::size_t buffer_count);
+  /// With `spill`, one more buffer is mapped and lent only when all others are in use, its records
+  /// discarded and counted when CUPTI completes it: for a CUPTI that crashes when a request is refused
+  /// (spill_needed()). Returns false, changing nothing, when another session is attached. Throws
+  /// std::bad_alloc when the block cannot be mapped.
+  bool attach(std::size_t buffer_bytes, std::size_t buffer_count, bool spill = false);
   /// Ends the attachment and hands over the completed buffers; requests get no buffer from now on.
   pool_harvest detach();
   bool attached() const;
 
   /// CUPTI's buffer-requested callback. Never throws, never allocates.
   void on_request(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) noexcept;
-  /// CUPTI's buffer-completed callback. Never throws, never allocates. True when the buffer holds records
-  /// of the attached session.
-  bool on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept;
+  /// What on_complete() did with a buffer.
+  enum class completion : std::uint8_t {
+    kept = 0,     ///< queued: records of the attached session
+    spilled = 1,  ///< the spill buffer: its records are discarded (the caller counts them, add_spilled())
+    ignored = 2,  ///< empty (reused), foreign, or completed twice
+  };
+  /// CUPTI's buffer-completed callback. Never throws, never allocates.
+  completion on_complete(std::uint8_t* buffer, std::size_t valid_bytes) noexcept;
+  /// Counts `records` discarded with a completed spill buffer.
+  void add_spilled(std::uint64_t records) noexcept;
 
  private:
   buffer_pool() = default;
@@ -77,7 +88,16 @@ class buffer_pool {
   std::size_t lent_ = 0;
   std::uint64_t refused_ = 0;
   std::uint64_t foreign_ = 0;
+  bool spill_ = false;       // a spill buffer follows the buffer_count_ buffers
+  bool spill_lent_ = false;
+  std::uint64_t spilled_buffers_ = 0;
+  std::uint64_t spilled_records_ = 0;
 };
+
+/// Whether CUPTI `api_version` (cuptiGetVersion) must never be refused a buffer: activity API versions
+/// before 27 crash when the buffer-requested callback returns none, so the pool spills instead. An
+/// unknown version (0) is treated as one of those.
+bool spill_needed(std::uint32_t api_version) noexcept;
 
 /// The callbacks registered with cuptiActivityRegisterCallbacks. Test backends call them exactly as
 /// CUPTI does, so tests exercise the same buffer path. A completed buffer's kernel names are copied at

@@ -4,6 +4,7 @@
 
 #include "collect/activity_backend.hpp"
 #include "collect/buffer_pool.hpp"
+#include "collect/graph_capture.hpp"
 #include "regionprof/clock.hpp"
 
 namespace regionprof::collect {
@@ -19,9 +20,6 @@ std::uint64_t CUPTIAPI realtime_timestamp() {
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
 }
 
-/// The subscription only claims CUPTI (so no other client can take over its activity callbacks while we
-/// collect); no callback domain is enabled.
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
 /// The driver is probed first; without one CUPTI is not even loaded (a CPU-only machine maps no libcupti).
 const cupti_library& cupti_after_driver(driver_probe probe) {
@@ -67,25 +65,15 @@ class cupti_backend final : public activity_backend {
 
   backend_status enable(bool synchronization_records) override {
     const cupti_library& cupti = library();
-    // 1. Claim CUPTI, or learn who holds it. cuptiSubscribe_v2 (CUDA 12.6+) names the holder.
-    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {};
+    // 1. Claim CUPTI (sharing it where the driver allows several subscribers), or learn who holds it.
+    //    The callback notes CUDA graph nodes as they are made (graph_capture.hpp).
+    backend_status claimed = subscribe_to_cupti(cupti, &graph_resource_callback, const_cast<cupti_library*>(&cupti),
+                                                subscription_);
+    if (!claimed.ok()) return claimed;
     cupti_status status;
-    if (cupti.fn.cuptiSubscribe_v2 != nullptr) {
-      CUpti_SubscriberParams params{};
-      params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-      params.subscriberName = "regionprof";
-      params.oldSubscriberName = holder;
-      params.oldSubscriberSize = sizeof holder;
-      status = REGIONPROF_CUPTI(cupti, cuptiSubscribe_v2, &subscriber_, &ignore_callback, nullptr, &params);
-    }
-    if (cupti.fn.cuptiSubscribe_v2 == nullptr || status.result == CUPTI_ERROR_INVALID_PARAMETER) {
-      // No cuptiSubscribe_v2, or one that does not know this CUpti_SubscriberParams: the plain call.
-      status = REGIONPROF_CUPTI(cupti, cuptiSubscribe, &subscriber_, &ignore_callback, nullptr);
-    }
-    holder[sizeof holder - 1] = '\0';
-    if (!status.ok()) {
-      subscriber_ = nullptr;
-      return describe_cupti_failure(status, holder);
+    for (const CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED}) {
+      // Without them (an old CUPTI) replays are attributed by launch and counted by the analysis.
+      (void)REGIONPROF_CUPTI(cupti, cuptiEnableCallback, 1u, subscription_.handle, CUPTI_CB_DOMAIN_RESOURCE, cbid);
     }
 
     // 2. API records carry gettid() thread ids, as the NVTX capture does, so calls land on their threads.
@@ -93,8 +81,11 @@ class cupti_backend final : public activity_backend {
     if (!status.ok()) return undo(describe_cupti_failure(status, {}));
 
     // 3. One clock: CUPTI stamps records with monotonic_now_ns(). Must precede enabling any kind. When
-    //    refused, the session maps CUPTI's clock onto ours by paired samples.
-    clock_registered_ = REGIONPROF_CUPTI(cupti, cuptiActivityRegisterTimestampCallback, &monotonic_timestamp).ok();
+    //    refused, or when CUPTI is shared (the clock is the process's: the other client keeps its own),
+    //    the session maps CUPTI's clock onto ours by paired samples.
+    if (!subscription_.shared()) {
+      clock_registered_ = REGIONPROF_CUPTI(cupti, cuptiActivityRegisterTimestampCallback, &monotonic_timestamp).ok();
+    }
     monotonic_ = clock_registered_;
 
     // 4. Buffers come from the pool.
@@ -139,6 +130,15 @@ class cupti_backend final : public activity_backend {
   }
 
   void release() override { (void)undo({}); }
+
+  void detach() noexcept override {
+    // cuptiFinalize is safe here: every kind is disabled, the forced flush returned every buffer,
+    // regionprof's subscription is gone and no other subscriber shares CUPTI. CUPTI 12+ attaches again
+    // on the next subscription. A copy of CUPTI another client loaded (torch.profiler's) is left alone:
+    // that client may still hold state in it.
+    if (was_shared_ || library().major < 12) return;
+    (void)REGIONPROF_CUPTI(library(), cuptiFinalize);
+  }
 
   std::uint64_t take_dropped_records() override {
     // Since CUDA 6 all buffers are global: the NULL context's queue holds every drop.
@@ -203,21 +203,61 @@ class cupti_backend final : public activity_backend {
       (void)REGIONPROF_CUPTI(cupti, cuptiActivityRegisterTimestampCallback, &realtime_timestamp);
       clock_registered_ = false;
     }
-    if (subscriber_ != nullptr) {
-      (void)REGIONPROF_CUPTI(cupti, cuptiUnsubscribe, subscriber_);
-      subscriber_ = nullptr;
+    if (subscription_.handle != nullptr) {
+      (void)REGIONPROF_CUPTI(cupti, cuptiUnsubscribe, subscription_.handle);
+      was_shared_ = subscription_.shared();
+      subscription_ = {};
     }
     return result;
   }
 
   driver_probe probe_;
-  CUpti_SubscriberHandle subscriber_ = nullptr;
+  cupti_subscription subscription_;
+  bool was_shared_ = false;  // the last subscription shared CUPTI with another client
   std::vector<CUpti_ActivityKind> enabled_;
   bool clock_registered_ = false;  // our timestamp callback is CUPTI's clock now
   bool monotonic_ = false;         // this session's records are on monotonic_now_ns() (kept after disable)
 };
 
 }  // namespace
+
+backend_status subscribe_to_cupti(const cupti_library& cupti, CUpti_CallbackFunc callback, void* userdata,
+                                  cupti_subscription& out) {
+  out = {};
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {};
+  cupti_status status;
+  bool asked_to_share = false;
+  if (cupti.fn.cuptiSubscribe_v2 != nullptr) {
+    // First with allowMultipleSubscribers (CUPTI 13.2's layout), then with the 13.0 fields alone.
+    subscriber_params_13_2 params{};
+    params.base.subscriberName = "regionprof";
+    params.base.oldSubscriberName = holder;
+    params.base.oldSubscriberSize = sizeof holder;
+    params.allowMultipleSubscribers = 1;
+    params.base.structSize = subscriber_params_13_2_size;
+    status = REGIONPROF_CUPTI(cupti, cuptiSubscribe_v2, &out.handle, callback, userdata, &params.base);
+    asked_to_share = true;
+    if (status.result == CUPTI_ERROR_INVALID_PARAMETER) {
+      asked_to_share = false;
+      params.base.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+      status = REGIONPROF_CUPTI(cupti, cuptiSubscribe_v2, &out.handle, callback, userdata, &params.base);
+    }
+  }
+  if (cupti.fn.cuptiSubscribe_v2 == nullptr || status.result == CUPTI_ERROR_INVALID_PARAMETER) {
+    // No cuptiSubscribe_v2, or one that does not know CUpti_SubscriberParams at all: the plain call.
+    asked_to_share = false;
+    status = REGIONPROF_CUPTI(cupti, cuptiSubscribe, &out.handle, callback, userdata);
+  }
+  holder[sizeof holder - 1] = '\0';
+  if (!status.ok()) {
+    out = {};
+    return describe_cupti_failure(status, holder);
+  }
+  // Granted sharing: CUPTI names the first subscriber, which is another client unless it is us.
+  const std::string first(holder);
+  if (asked_to_share && !first.empty() && first.find("regionprof") == std::string::npos) out.other = first;
+  return {};
+}
 
 backend_status describe_cupti_failure(const cupti_status& status, const std::string& holder) {
   switch (status.result) {
@@ -227,7 +267,9 @@ backend_status describe_cupti_failure(const cupti_status& status, const std::str
                   (holder.empty() ? std::string("another tool (Nsight Systems, Nsight Compute, torch.profiler/Kineto "
                                                 "or a CUDA debugger)")
                                   : holder) +
-                  " (" + status.message + "); profile without the other tool to get device time"};
+                  " (" + status.message +
+                  "); profile without the other tool, or where the driver lets CUPTI serve several subscribers "
+                  "(CUDA 13.3), to get device time"};
     case CUPTI_ERROR_UNKNOWN:
       // What CUPTI answers when no driver is loaded (checked on a driverless machine).
       return {backend_failure::no_driver, "no CUDA driver (" + status.message + ")"};

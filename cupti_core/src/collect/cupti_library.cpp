@@ -78,6 +78,10 @@ bool adopt(void* handle, std::string_view name, cupti_library& library, std::str
   library.fn = fn;
   library.path = file_of(handle, name);
   library.major = detect_major(library);
+  if (library.fn.cuptiGetVersion != nullptr) {
+    std::uint32_t version = 0;
+    if (library.fn.cuptiGetVersion(&version) == CUPTI_SUCCESS) library.api_version = version;
+  }
   if (library.major < 12) {
     tried += "; " + library.path + ": CUPTI older than CUDA 12 (regionprof decodes CUPTI 12 and 13 records)";
     library.fn = {};

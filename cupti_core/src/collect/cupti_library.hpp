@@ -31,7 +31,10 @@ namespace regionprof::collect {
   X(cuptiActivityRegisterTimestampCallback) \
   X(cuptiSubscribe_v2)                     \
   X(cuptiActivityEnableRuntimeApi)         \
-  X(cuptiActivityEnableDriverApi)
+  X(cuptiActivityEnableDriverApi)           \
+  X(cuptiEnableCallback)                    \
+  X(cuptiGetGraphNodeId)                    \
+  X(cuptiFinalize)
 
 /// Function table of CUPTI, resolved with dlsym. A null entry is an optional function the library lacks.
 struct cupti_functions {
@@ -47,6 +50,8 @@ struct cupti_library {
   std::string path;       ///< the file loaded, when loaded
   std::string error;      ///< why CUPTI is unavailable; empty when loaded
   unsigned major = 0;     ///< CUPTI major version (13, 12); 0 when unknown
+  /// cuptiGetVersion's answer: 19..28 for CUDA 12.x, xxyyzz (130001) since CUDA 13; 0 when unknown.
+  std::uint32_t api_version = 0;
   bool loaded() const noexcept { return error.empty(); }
 };
 

@@ -23,6 +23,17 @@ using api_record = CUpti_ActivityAPI;                            ///< RUNTIME an
 using synchronization_record = CUpti_ActivitySynchronization2;   ///< SYNCHRONIZATION
 using overhead_record = CUpti_ActivityOverhead3;                 ///< OVERHEAD
 
+/// cuptiSubscribe_v2's parameters as CUPTI 13.2 extends them: `allowMultipleSubscribers` follows the
+/// 13.0 fields (the CUDA 13.0 headers regionprof builds with lack it). structSize tells CUPTI which
+/// fields the caller filled, so an older CUPTI sees only the fields it knows, or refuses the size.
+struct subscriber_params_13_2 {
+  CUpti_SubscriberParams base;
+  std::uint8_t allowMultipleSubscribers = 0;  ///< 1: share CUPTI with other subscribers when the driver can
+};
+static_assert(offsetof(subscriber_params_13_2, allowMultipleSubscribers) == sizeof(CUpti_SubscriberParams));
+inline constexpr std::size_t subscriber_params_13_2_size =
+    offsetof(subscriber_params_13_2, allowMultipleSubscribers) + sizeof(std::uint8_t);
+
 /// CUPTI major version whose layouts the aliases above are.
 inline constexpr unsigned built_cupti_major = CUPTI_API_VERSION / 10000;
 static_assert(CUPTI_API_VERSION >= 130000, "regionprof decodes CUPTI 13 records: build with the CUDA 13 toolkit");
@@ -41,6 +52,9 @@ REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, deviceId);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, streamId);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, correlationId);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, name);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityKernel9, kernel_record, graphNodeId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, graphNodeId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemset3, memset_record, graphNodeId);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, copyKind);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, srcKind);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityMemcpy5, memcpy_record, dstKind);

@@ -10,8 +10,10 @@
 #include "collect/activity_decoder.hpp"
 #include "collect/buffer_pool.hpp"
 #include "collect/clock_fit.hpp"
+#include "collect/graph_capture.hpp"
 #include "collect/collector.hpp"
 #include "collect/kernel_names.hpp"
+#include "regionprof/clock.hpp"
 
 namespace regionprof {
 namespace collect {
@@ -19,6 +21,8 @@ namespace {
 
 /// Within this, a sample shows CUPTI's clock to be ours already (the timestamp callback took).
 constexpr std::int64_t same_clock_tolerance_ns = 1'000'000;
+/// Graph node entries reserved per session (24 bytes each), so capture rarely allocates in a callback.
+constexpr std::size_t graph_node_reserve = 4096;
 
 std::int64_t distance(const clock_sample& sample) {
   const std::int64_t difference = static_cast<std::int64_t>(sample.cupti_ns) - sample.monotonic_ns;
@@ -39,6 +43,7 @@ class cupti_session final : public device_session {
     } catch (...) {
       // A destructor never throws; what was collected is discarded with the session.
     }
+    (void)graph_node_log::instance().end();
     (void)buffer_pool::instance().detach();
   }
 
@@ -61,7 +66,7 @@ class cupti_session final : public device_session {
     buffer_pool& pool = buffer_pool::instance();
     bool attached = false;
     try {
-      attached = pool.attach(buffer_bytes, buffer_count);
+      attached = pool.attach(buffer_bytes, buffer_count, spill_needed(backend_->library().api_version));
     } catch (const std::bad_alloc&) {
       throw std::runtime_error("regionprof: cannot map " + std::to_string(buffer_bytes * buffer_count) +
                                " bytes of CUPTI activity buffers; lower device_options::max_buffer_bytes");
@@ -71,8 +76,12 @@ class cupti_session final : public device_session {
                  "another regionprof device session is already collecting in this process (CUPTI serves one)"};
       return;
     }
+    // Graph nodes are noted from the first callback on; what an earlier session noted is forgotten.
+    graph_node_log::instance().begin(graph_node_reserve);
+    started_ns_ = monotonic_now_ns();
     backend_status enabled = backend_->enable(options_.synchronization_records);
     if (!enabled.ok()) {
+      (void)graph_node_log::instance().end();
       (void)pool.detach();
       status_ = std::move(enabled);
       return;
@@ -107,8 +116,16 @@ class cupti_session final : public device_session {
     collection_stats stats;
     stats.dropped_records = backend_->take_dropped_records();
     const std::optional<clock_sample> stop_clock = sample_clocks(*backend_);
+    const std::int64_t stopped_ns = monotonic_now_ns();
     backend_->release();
+    const std::vector<node_origin> nodes = graph_node_log::instance().end();
+    stats.lost_graph_nodes = graph_node_log::instance().lost();
+    // Detach from CUPTI when nothing else uses it: a process left attached stays slower
+    // (pytorch#146604); a later session attaches again.
+    if (options_.detach_after_stop) backend_->detach();
     pool_harvest harvest = buffer_pool::instance().detach();
+    stats.spilled_buffers = harvest.spilled_buffers;
+    stats.spilled_records = harvest.spilled_records;
     stats.refused_requests = harvest.refused_requests;
     stats.buffer_bytes = harvest.buffer_bytes;
     stats.buffer_count = harvest.buffer_count;
@@ -130,9 +147,13 @@ class cupti_session final : public device_session {
       clock_known = backend_->timestamps_are_monotonic();
     }
 
+    // The session's window applies where the clocks were paired, i.e. where the mapping is known.
+    std::optional<session_window> window;
+    if (start_clock_ && stop_clock) window = session_window{started_ns_, stopped_ns};
+
     activity_decoder decoder(*backend_);
     for (const completed_buffer& buffer : harvest.completed) decoder.decode_buffer(buffer.data, buffer.valid_bytes);
-    decoder.append_to(out, clock);
+    decoder.append_to(out, clock, window, nodes);
     kernel_names::instance().clear();
     out.device_tracing = true;
     for (warning& item : collection_warnings(decoder.counts(), decoder.overheads(), stats)) {
@@ -152,6 +173,7 @@ class cupti_session final : public device_session {
   bool collecting_ = false;
   bool reported_ = false;  // the unavailability warning was added once
   std::optional<clock_sample> start_clock_;
+  std::int64_t started_ns_ = 0;  // monotonic_now_ns() just before enabling
 };
 
 }  // namespace
@@ -162,7 +184,9 @@ std::unique_ptr<device_session> make_device_session(const device_options& option
 }
 
 std::unique_ptr<device_session> make_injected_device_session(const device_options& options) {
-  return make_device_session(options, make_cupti_backend(driver_probe::injected));
+  device_options injected = options;
+  injected.detach_after_stop = false;  // the session stops at exit, while the driver may be tearing down
+  return make_device_session(injected, make_cupti_backend(driver_probe::injected));
 }
 
 }  // namespace collect

@@ -137,6 +137,15 @@ simdjson::error_code read_args(od::value& value, pending_event& event) {
           SIMDJSON_TRY(read_unsigned(v, f_bytes, event.bytes, event));
         }
         break;
+      case 'g':
+        // A graph replay's op (Kineto builds that write them): either id, nonzero, marks it.
+        if (key_is(key, "graph node id") || key_is(key, "graph id")) {
+          std::uint64_t id = 0;
+          const bool had = event.present(f_graph);
+          SIMDJSON_TRY(read_unsigned(v, f_graph, id, event));
+          event.graph = had ? (event.graph | id) : id;
+        }
+        break;
       case 'n':
         if (key_is(key, "name")) {
           SIMDJSON_TRY(read_string(v, f_meta_name, event.meta_name, event));

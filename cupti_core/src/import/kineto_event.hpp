@@ -24,11 +24,11 @@ struct id_text {
 enum field_bit : std::uint16_t {
   f_ph = 1 << 0, f_cat = 1 << 1, f_name = 1 << 2, f_ts = 1 << 3, f_dur = 1 << 4, f_pid = 1 << 5,
   f_tid = 1 << 6, f_args = 1 << 7, f_correlation = 1 << 8, f_device = 1 << 9, f_stream = 1 << 10,
-  f_bytes = 1 << 11, f_domain = 1 << 12, f_meta_name = 1 << 13,
+  f_bytes = 1 << 11, f_domain = 1 << 12, f_meta_name = 1 << 13, f_graph = 1 << 14,
 };
 
 /// What each field must be, by bit position.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 14> field_rules{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 15> field_rules{{
     {"ph", "must be a string"},
     {"cat", "must be a string"},
     {"name", "must be a string"},
@@ -43,6 +43,7 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 14> f
     {"args.bytes", "must be a non-negative integer"},
     {"args.domain", "must be a string"},
     {"args.name", "must be a string"},
+    {"args.graph node id", "must be a non-negative integer"},
 }};
 
 /// The fields of one event that matter, as read; committed only once the event's object closed.
@@ -55,6 +56,7 @@ struct pending_event {
   std::string_view ph, cat, name, ts, dur, domain, meta_name;
   id_text pid, tid;
   std::uint64_t correlation, device, stream, bytes;
+  std::uint64_t graph;  ///< `graph node id` (or `graph id`) of a graph replay's op; valid with f_graph
   std::uint16_t has = 0;
   std::uint16_t bad = 0;
   bool not_object = false;

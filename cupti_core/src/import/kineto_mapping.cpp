@@ -322,6 +322,7 @@ void kineto_mapper::add_device_op(const pending_event& event, const char* start,
   op.bytes = event.present(f_bytes) ? event.bytes : 0;
   op.kind = kind;
   trace_.device_ops.push_back(op);
+  if (event.present(f_graph) && event.graph != 0) ++graph_replay_ops_;
 }
 
 trace kineto_mapper::finish(const boost::json::object& target_extra, const boost::json::object* own,
@@ -364,6 +365,14 @@ trace kineto_mapper::finish(const boost::json::object& target_extra, const boost
     trace_.warnings.push_back({warning_code::dropped_host_records, warning_source::import,
                                "dropped " + plural(negative_durations_, "complete event", "complete events") +
                                    " of read categories with a negative 'dur'"});
+  }
+  if (graph_replay_ops_ != 0) {
+    trace_.warnings.push_back(
+        {warning_code::graph_replay_kernels, warning_source::import,
+         plural(graph_replay_ops_, "device op", "device ops") +
+             " of CUDA graph replays (args 'graph node id') belong to the region around their graph launch: a "
+             "trace holds no capture map (docs/design.md, rule 15); profile with regionprof for capture-time "
+             "attribution"});
   }
   return std::move(trace_);
 }

@@ -90,6 +90,7 @@ class kineto_mapper {
   name_counts unknown_categories_;
   name_counts unsupported_phases_;
   std::uint64_t negative_durations_ = 0;
+  std::uint64_t graph_replay_ops_ = 0;  ///< device ops whose args carry a nonzero graph node id
 };
 
 }  // namespace regionprof::import_detail

@@ -215,7 +215,11 @@ class chrome_writer {
   }
 
   void write_device_ops() {
-    for (const device_op& op : source_.device_ops) {
+    // trace::graph_ops is in op order: one cursor. Its capture map is not written (rule 15): an
+    // imported trace attributes replays by launch and counts them (GRAPH_REPLAY_KERNELS).
+    std::size_t graph = 0;
+    for (std::size_t index = 0; index < source_.device_ops.size(); ++index) {
+      const device_op& op = source_.device_ops[index];
       complete_event(category(op.kind), op.name, op.device, op.stream, op.start_ns, op.end_ns);
       buffer_ += ",\"args\":{\"device\":";
       append_uint(buffer_, op.device);
@@ -226,6 +230,11 @@ class chrome_writer {
       if (op.kind != device_op_kind::kernel) {
         buffer_ += ",\"bytes\":";
         append_uint(buffer_, op.bytes);
+      }
+      while (graph < source_.graph_ops.size() && source_.graph_ops[graph].op < index) ++graph;
+      if (graph < source_.graph_ops.size() && source_.graph_ops[graph].op == index) {
+        buffer_ += ",\"graph node id\":";
+        append_uint(buffer_, source_.graph_ops[graph].graph_node_id);
       }
       buffer_ += "}}";
       if (linked_index(op.correlation_id) != npos) {
