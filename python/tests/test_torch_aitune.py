@@ -21,6 +21,7 @@ from torch import nn
 
 import regionprof
 import regionprof.torch as rtorch
+from models import Vae
 
 
 class StandInModule:
@@ -72,16 +73,6 @@ def aitune(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     stand_in.MODULE_REGISTRY = registry  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "aitune.torch.module_registry", stand_in)
     yield lambda module, name: StandInModule(module, name, registry)
-
-
-class Vae(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.enc = nn.Linear(8, 4)
-        self.dec = nn.Linear(4, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dec(self.enc(x))
 
 
 class Pipe(nn.Module):

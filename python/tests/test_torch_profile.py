@@ -15,32 +15,7 @@ from torch import nn
 
 import regionprof
 import regionprof.torch as rtorch
-
-
-class Block(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.act = nn.ReLU()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.act(self.fc(x))
-
-
-class Vae(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.enc = nn.Linear(8, 4)
-        self.dec = nn.Linear(4, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.decode(self.enc(x))
-
-    def decode(self, z: torch.Tensor) -> torch.Tensor:
-        return self.dec(z)
-
-    def _private_helper(self) -> int:
-        return 1
+from models import Block, Vae
 
 
 class Net(nn.Module):
@@ -100,7 +75,7 @@ def test_module_type_is_qualified_class_name(net: Net) -> None:
     p = rtorch.profile(net, torch.randn(2, 8), measured_runs=1)
     types = {r["id"]: r["module_type"] for r in p.data["regions"]}
     assert types["untuned_module:stem"] == "torch.nn.modules.linear.Linear"
-    assert types["untuned_module:blocks.0"].endswith("test_torch_profile.Block")
+    assert types["untuned_module:blocks.0"] == "models.Block"
 
 
 def test_tuned_modules_are_aot_and_holders_are_descended(net: Net) -> None:
