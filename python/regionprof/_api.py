@@ -475,6 +475,9 @@ class region(contextlib.ContextDecorator):
     _handles: Dict[Tuple[str, str], int] = {}
 
     def __init__(self, name: str, kind: str = "region") -> None:
+        for parameter, value in (("name", name), ("kind", kind)):
+            if not isinstance(value, str):
+                raise TypeError(f"{parameter} must be a str, not {type(value).__name__}")
         key = (kind, name)
         handle = region._handles.get(key)
         if handle is None:

@@ -198,6 +198,7 @@ def test_profile_round_trip_through_its_own_trace(tmp_path: Path) -> None:
     (lambda: regionprof.analyze("t.json", warmup_runs=-2), ValueError, r"^warmup_runs must be at least 0"),
     (lambda: regionprof.analyze(None), TypeError, r"^trace must be a str"),
     (lambda: regionprof.profile(lambda: None).markdown(runs_detail=1.0), TypeError, r"^runs_detail must be an int"),
+    (lambda: regionprof.region(3), TypeError, r"^name must be a str, not int"),
 ])
 def test_wrong_types_and_values_name_the_parameter(call, error, message) -> None:
     with pytest.raises(error, match=message) as caught:
