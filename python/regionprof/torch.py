@@ -419,6 +419,16 @@ def profile(
         raise TypeError(f"regionprof.torch.profile: {type(target).__name__} object is not callable "
                         "(pass inference_function)")
     regions = discover(obj, tuned, every_level)
+    warnings = _compiled_warnings(regions)
+    if getattr(inference_function, "_torchdynamo_orig_callable", None) is not None:
+        # A compiled inference_function runs every module inside its compiled code: none is touched.
+        if regions:
+            warnings = [("COMPILED_MODULES",
+                         f"inference_function is compiled (torch.compile): the {len(regions)} module(s) found in obj "
+                         f"({', '.join(r.path or r.region_id for r in regions[:8])}{', ...' if len(regions) > 8 else ''}) "
+                         "run inside its compiled code and are not regions; the runs' time is in their residual. "
+                         "Compile the model or its blocks instead, and pass an eager inference_function.")]
+        regions = []
     trace_path = _prepare_output(trace_file, "trace_file")
 
     def workload() -> None:
@@ -438,7 +448,7 @@ def profile(
             device_tracing=device_tracing,
             target_type=_type_name(type(obj)),
             target_kind="torch_module" if isinstance(obj, nn.Module) else "torch_object",
-            extra_warnings=_compiled_warnings(regions),
+            extra_warnings=warnings,
             module_types=instrumentation.module_types,
             input_shape=(len(args), tuple(kwargs)),
             uses_inference_function=inference_function is not None,

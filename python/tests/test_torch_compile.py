@@ -158,3 +158,16 @@ def test_model_compile_in_place_is_never_an_empty_profile(in_place: Net) -> None
     assert run_calls(p) == {"untuned_module:Net": 1}
     assert compiled_warnings(p) and "untuned_module:Net owns their time" in compiled_warnings(p)[0]
     assert state(in_place) == before
+
+
+def test_compiled_inference_function_touches_no_module() -> None:
+    torch.manual_seed(0)
+    net = Net().eval()
+    step = torch.compile(lambda x: net(x), backend="eager")
+    warm(step)
+    before = counted()
+    p = rtorch.profile(net, X, inference_function=step, measured_runs=2)
+    assert counted() == before
+    assert p.data["regions"] == []
+    (message,) = compiled_warnings(p)
+    assert message.startswith("inference_function is compiled (torch.compile): the 2 module(s) found in obj (a, b)")
