@@ -183,23 +183,20 @@ _TABLES: Dict[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]] = {
     "key_averages": _key_averages_table}
 
 
-class _SavedProfile:
-    """A saved report read back: its text as saved, the views rendered again by the native writers."""
+class _SavedJob:
+    """A saved job report read back: its text as saved, the Markdown rendered again by the job writer."""
 
-    def __init__(self, text: str, view: Any, job: bool) -> None:
+    def __init__(self, text: str, view: Any) -> None:
         self._text = text
         self._view = view
-        self._job = job
 
     def json(self) -> str:
         return self._text
 
     def markdown(self, runs_detail: Optional[int]) -> str:
-        return self._view.markdown() if self._job else self._view.markdown(runs_detail)
+        return self._view.markdown()
 
     def html(self) -> str:
-        if not self._job:
-            return self._view.html()
         import html
 
         return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>"
@@ -212,7 +209,7 @@ class _SavedProfile:
             raise RuntimeError(f"cannot write {path}: {e.strerror}") from None
 
     def write_trace(self, path: str) -> None:
-        raise ValueError("a loaded report has no trace: write_trace() needs a profile recorded in this process")
+        raise ValueError("a loaded job report has no trace: write_trace() needs a profile recorded in this process")
 
 
 def load(path: StrPath) -> Profile:
@@ -241,30 +238,8 @@ def load(path: StrPath) -> Profile:
             raise ValueError(f"{name}: ranks: expected a non-empty array of rank profiles")
         texts = [(f"{name}: ranks[{i}].profile", json.dumps(rank.get("profile") if isinstance(rank, dict) else None))
                  for i, rank in enumerate(ranks)]
-        return Profile(_SavedProfile(text, _native.load_job(texts), job=True), None)
-    return Profile(_SavedProfile(text, _native.load_profile(name), job=False), None)
-
-
-class _LiveProfile:
-    """A NativeProfile with the HTML view (the one interface Profile uses)."""
-
-    def __init__(self, native: _native.NativeProfile) -> None:
-        self._profile = native
-
-    def json(self) -> str:
-        return self._profile.json()
-
-    def markdown(self, runs_detail: Optional[int]) -> str:
-        return self._profile.markdown(runs_detail)
-
-    def html(self) -> str:
-        return _native.profile_html(self._profile)
-
-    def write_json(self, path: str) -> None:
-        self._profile.write_json(path)
-
-    def write_trace(self, path: str) -> None:
-        self._profile.write_trace(path)
+        return Profile(_SavedJob(text, _native.load_job(texts)), None)
+    return Profile(_native.read_profile_text(text, name), None)
 
 
 def _check_int(name: str, value: Any, minimum: int = 0) -> None:
@@ -362,7 +337,7 @@ def _run_native(
         native = _native.with_report_extras(native, target_kind, list(extra_warnings))
     if trace_file is not None:
         native.write_trace(str(trace_file))
-    return Profile(_LiveProfile(native), trace_file)
+    return Profile(native, trace_file)
 
 
 def _rules(name: str, rules: Any) -> List[str]:
@@ -454,7 +429,7 @@ def analyze(
     _check_bool("cross_thread", cross_thread)
     native = _native.analyze(os.fspath(trace), run_marker, None if regions is None else _rules("regions", regions),
                              cross_thread, row_limit, warmup_runs)
-    return Profile(_LiveProfile(native), None)
+    return Profile(native, None)
 
 
 class region(contextlib.ContextDecorator):

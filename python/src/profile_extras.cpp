@@ -16,7 +16,6 @@
 
 #include "regionprof/process_identity.hpp"
 #include "regionprof/profile.hpp"
-#include "regionprof/report.hpp"
 #include "regionprof/warnings.hpp"
 
 namespace nb = nanobind;
@@ -66,11 +65,6 @@ void add_profile_extras(nb::module_& m) {
         "Raises ValueError for a pattern that cannot be used.");
   m.def("with_report_extras", &with_report_extras, nb::arg("profile"), nb::arg("target_kind"), nb::arg("warnings"),
         "A new profile: `target.kind` and (code, message) warnings added to the trace, analysed again.");
-  m.def("profile_html",
-        [](const regionprof::Profile& p) {
-          return regionprof::to_html(p.result(), p.source(), p.options(), p.context());
-        },
-        nb::arg("profile"), "The HTML report (one self-contained page).");
 }
 
 }  // namespace regionprof::python

@@ -1,16 +1,16 @@
-// regionprof._native views of saved reports: a JSON report or a job report rendered again with the
-// writers that produced it (regionprof.load).
+// regionprof._native view of a saved job report: its rank profiles joined again (regionprof.load).
 #pragma once
 
 #include <nanobind/nanobind.h>
 
 namespace regionprof::python {
 
-/// Adds `load_profile(path)` -> SavedProfile and `load_job(ranks)` -> SavedJob (markdown(), html()) to
-/// `m`. A file that is not a readable profile raises ValueError naming the file and the key.
+/// Adds `load_job(ranks)` -> SavedJob (markdown(), json()) to `m`; `ranks` holds (name, JSON text) of
+/// each rank's profile. A rank that is not a readable profile raises ProfileReadError (a ValueError)
+/// naming it.
 ///
 /// ```
-/// regionprof::python::add_saved_views(m);  // in NB_MODULE
+/// regionprof::python::add_saved_views(m);  // in NB_MODULE, after ProfileReadError
 /// ```
 void add_saved_views(nanobind::module_& m);
 

@@ -228,3 +228,22 @@ def test_trace_file_placeholders_expand(tmp_path: Path) -> None:
     assert p.trace_file == (tmp_path / f"t-{os.getpid()}.json").resolve() and p.trace_file.exists()
     with pytest.raises(ValueError, match="^trace_file: "):
         regionprof.profile(lambda: None, measured_runs=1, trace_file=tmp_path / "t-%q.json")
+
+
+def test_native_read_profile_gives_the_same_reports(tmp_path: Path) -> None:
+    from regionprof import _native
+
+    def step() -> None:
+        with regionprof.region("x"):
+            pass
+
+    p = regionprof.profile(step, measured_runs=3)
+    text = p.json()  # created_at is the time it was written: compare with the text read
+    saved = _native.read_profile_text(text, "p.json")
+    assert saved.json() == text
+    assert "region:x" in saved.markdown() and saved.html().startswith("<!DOCTYPE html>")
+    path = tmp_path / "p.json"
+    p.write_json(path)
+    assert _native.read_profile(str(path)).json() == path.read_text()
+    with pytest.raises(ValueError, match="p.json: not a regionprof profile"):
+        _native.read_profile_text("{}", "p.json")
