@@ -13,11 +13,6 @@ from regionprof import _native
 StrPath = Union[str, "os.PathLike[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Run marker that analyze() looks for by default: the harness's marker, in any NVTX domain, so it also
-#: matches ``torch.profiler.record_function("regionprof.profiled_run")`` in a torch.profiler trace.
-DEFAULT_RUN_MARKER = r"regionprof\.profiled_run"
-
-
 #: CLI spellings in the native reports -> the Python API's (messages name Python parameters).
 _PYTHON_SPELLINGS = (("`--runs-detail N`", "`markdown(runs_detail=N)`"), ("--cross-thread", "cross_thread=True"),
                      ("skip_runs", "warmup_runs"))
@@ -399,7 +394,7 @@ def profile(
 def analyze(
     trace: StrPath,
     *,
-    run_marker: str = DEFAULT_RUN_MARKER,
+    run_marker: Optional[str] = None,
     regions: Optional[Sequence[str]] = None,
     cross_thread: bool = False,
     row_limit: int = 20,
@@ -409,7 +404,9 @@ def analyze(
     Chrome trace regionprof wrote.
 
     ``run_marker``: a regex (RE2, whole name, any domain) for the ranges that mark runs, e.g.
-    ``r"ProfilerStep#\\d+"``. ``regions``: rules ``REGEX=KIND`` replacing the default ones
+    ``r"ProfilerStep#\\d+"``; None: the core's one default, the name ``regionprof.profiled_run`` exactly, in
+    any domain (the harness's marker, and ``torch.profiler.record_function("regionprof.profiled_run")``).
+    ``regions``: rules ``REGEX=KIND`` replacing the default ones
     (``aot_module:`` and ``untuned_module:`` prefixes). ``warmup_runs``: the first runs found are
     warm-ups and are left out (a trace of :func:`profile` holds its internal warm-up run first:
     ``warmup_runs=1`` reads it back to the profile's runs). Raises ValueError for a bad rule,
@@ -422,7 +419,7 @@ def analyze(
     ```
     """
     trace = _check_path("trace", trace)
-    if not isinstance(run_marker, str):
+    if run_marker is not None and not isinstance(run_marker, str):
         raise TypeError(f"run_marker must be a str (a regex), not {type(run_marker).__name__}")
     _check_int("row_limit", row_limit)
     _check_int("warmup_runs", warmup_runs)
