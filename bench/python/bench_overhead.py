@@ -1,11 +1,17 @@
-"""Per-module-call overhead of regionprof.torch.profile's hooks against plain torch and against the
-reference module's way (torch.profiler with a record_function per module), in one process with the
-three modes interleaved per repetition.
+"""Per-module-call overhead of regionprof.torch.profile's region wrappers against plain torch, against
+torch's own hook dispatch (two no-op Python hooks per module: the floor of any hook-based
+instrumentation) and against the reference module's way (torch.profiler with a record_function per
+module), in one process with the four modes interleaved per repetition.
+
+Budget (docs/benchmarks.md): regionprof's cost per module call <= 0.15 x the no-op hooks' cost per call.
 
 Model: 12 blocks of 4 Linear(256, 256) (+ ReLU inside each block's forward), every module a region
 (every_level: 12 blocks + 48 Linear = 60 module calls per forward), input 1 x 256, torch.no_grad().
 
-Usage: bench/python/run [--reps R] [--forwards N] [--json out.json]
+A second model (--model relu: 100 ReLU modules on a 1 x 8 tensor) makes the module calls themselves
+nearly free, so the per-call costs stand out against the work.
+
+Usage: bench/python/run [--model linear|relu] [--reps R] [--forwards N] [--json out.json]
 """
 
 from __future__ import annotations
@@ -45,6 +51,17 @@ class Model(nn.Module):
         return x
 
 
+class Relus(nn.Module):
+    def __init__(self, count: int = 100) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ReLU() for _ in range(count)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
 def timed(model: nn.Module, x: torch.Tensor, forwards: int) -> float:
     """CPU seconds of this thread per forward over `forwards` calls (time.thread_time: time the shared
     machine's scheduler gives other processes is not counted; one intra-op thread does all the work)."""
@@ -58,8 +75,24 @@ def plain(model: nn.Module, x: torch.Tensor, forwards: int) -> float:
     return timed(model, x, forwards)
 
 
+def with_noop_hooks(model: nn.Module, x: torch.Tensor, forwards: int) -> float:
+    """Torch's hook dispatch alone: a forward pre-hook and a forward hook that do nothing, per module."""
+    handles = []
+    for name, module in model.named_modules():
+        if not name or isinstance(module, nn.ModuleList):
+            continue
+        handles.append(module.register_forward_pre_hook(lambda m, args: None))
+        handles.append(module.register_forward_hook(lambda m, args, out: None, always_call=True))
+    try:
+        return timed(model, x, forwards)
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
 def with_regionprof(model: nn.Module, x: torch.Tensor, forwards: int) -> float:
-    """The hooks regionprof.torch.profile installs, with the capture recording (inside a profile)."""
+    """The region wrappers regionprof.torch.profile installs, with the capture recording (inside a
+    profile)."""
     result: List[float] = []
     instrumentation = rtorch._Instrumentation(rtorch.discover(model, every_level=True))
     try:
@@ -98,6 +131,7 @@ def with_torch_profiler(model: nn.Module, x: torch.Tensor, forwards: int) -> flo
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--model", choices=("linear", "relu"), default="linear")
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--forwards", type=int, default=200)
     parser.add_argument("--json", default=None)
@@ -105,11 +139,19 @@ def main() -> None:
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    model = Model().eval()
-    x = torch.randn(1, 256)
-    module_calls = 12 + 12 * 4
+    if options.model == "linear":
+        model: nn.Module = Model().eval()
+        x = torch.randn(1, 256)
+        module_calls = 12 + 12 * 4
+        description = "12 blocks x 4 Linear(256,256), input 1x256"
+    else:
+        model = Relus().eval()
+        x = torch.randn(1, 8)
+        module_calls = 100
+        description = "100 ReLU, input 1x8"
     modes: Dict[str, Callable[[nn.Module, torch.Tensor, int], float]] = {
-        "plain": plain, "regionprof": with_regionprof, "torch.profiler": with_torch_profiler}
+        "plain": plain, "regionprof": with_regionprof, "no-op hooks": with_noop_hooks,
+        "torch.profiler": with_torch_profiler}
     samples: Dict[str, List[float]] = {name: [] for name in modes}
     rng = random.Random(1)
     with torch.no_grad():
@@ -123,7 +165,7 @@ def main() -> None:
 
     base = statistics.median(samples["plain"])
     rows = {}
-    print(f"model: 12 blocks x 4 Linear(256,256), {module_calls} module calls per forward, input 1x256, "
+    print(f"model: {description}, {module_calls} module calls per forward, "
           f"1 intra-op thread, thread CPU time; {options.reps} interleaved reps of {options.forwards} forwards; medians")
     print(f"{'mode':<16}{'us/forward':>12}{'x plain':>9}{'overhead %':>12}{'us/module call':>16}")
     for name, values in samples.items():
@@ -133,10 +175,13 @@ def main() -> None:
                       "us_per_module_call": per_call, "min_us_per_forward": min(values) * 1e6}
         print(f"{name:<16}{t * 1e6:>12.1f}{t / base:>9.3f}{(t / base - 1) * 100:>11.1f}%{per_call:>16.3f}")
     share = rows["regionprof"]["us_per_module_call"] / rows["torch.profiler"]["us_per_module_call"]
+    hooks_share = rows["regionprof"]["us_per_module_call"] / rows["no-op hooks"]["us_per_module_call"]
     print(f"regionprof overhead / torch.profiler overhead: {share:.3f}")
+    print(f"regionprof cost per module call / no-op hooks' cost per call: {hooks_share:.3f} (budget 0.15)")
     if options.json:
         with open(options.json, "w") as f:
-            json.dump({"rows": rows, "share_of_torch_profiler": share, "reps": options.reps,
+            json.dump({"model": options.model, "rows": rows, "share_of_torch_profiler": share,
+                       "share_of_noop_hooks": hooks_share, "reps": options.reps,
                        "forwards": options.forwards, "torch": torch.__version__}, f, indent=2)
 
 

@@ -41,12 +41,12 @@ def _point_nvtx_at_extension() -> None:
 _point_nvtx_at_extension()
 
 from regionprof._native import TraceError  # noqa: E402
-from regionprof._api import Profile, analyze, profile, region  # noqa: E402
+from regionprof._api import Profile, analyze, load, profile, region  # noqa: E402
 
 if TYPE_CHECKING:
     from regionprof import torch as torch
 
-__all__ = ["Profile", "TraceError", "analyze", "profile", "region", "torch"]
+__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "region", "torch"]
 __version__ = "0.1.0"
 
 

@@ -6,15 +6,27 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from regionprof import _native
 
 StrPath = Union[str, "os.PathLike[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: CLI spellings in the native reports -> the Python API's (messages name Python parameters).
+_PYTHON_SPELLINGS = (("`--runs-detail N`", "`markdown(runs_detail=N)`"), ("--cross-thread", "cross_thread=True"),
+                     ("skip_runs", "warmup_runs"))
+
+
+def _pythonic(text: str) -> str:
+    for cli, python in _PYTHON_SPELLINGS:
+        text = text.replace(cli, python)
+    return text
+
+
 class Profile:
-    """One profile: the JSON report (``data``), the Markdown report and, when asked for, the trace file.
+    """One profile: the JSON report (``data``), the Markdown and HTML reports and, when asked for, the
+    trace file. In Jupyter a Profile shows itself as its HTML report.
 
     ```
     p = regionprof.profile(step)
@@ -24,7 +36,7 @@ class Profile:
     ```
     """
 
-    def __init__(self, native: _native.NativeProfile, trace_file: Optional[Path] = None) -> None:
+    def __init__(self, native: Any, trace_file: Optional[Path] = None) -> None:
         self._native = native
         self._data: Optional[Dict[str, Any]] = None
         #: The Chrome trace written for this profile (resolved), or None when none was asked for.
@@ -34,35 +46,246 @@ class Profile:
     def data(self) -> Dict[str, Any]:
         """The JSON report (docs/report-schema.md) as a dict; parsed once."""
         if self._data is None:
-            self._data = json.loads(self._native.json())
+            data = json.loads(self.json())
+            for warning in data.get("warnings", []) if isinstance(data, dict) else []:
+                if isinstance(warning, dict) and isinstance(warning.get("message"), str):
+                    warning["message"] = _pythonic(warning["message"])
+            self._data = data
         return self._data
 
     def json(self) -> str:
         """The JSON report as text."""
         return self._native.json()
 
-    def markdown(self, runs_detail: int | None = None) -> str:
+    def markdown(self, runs_detail: Optional[int] = None) -> str:
         """The Markdown report: overview, summary, runs, regions, per-run attribution (``runs_detail``
         runs; default: every run when there are at most 5), region tree, key averages, warnings."""
-        return self._native.markdown(runs_detail)
+        if runs_detail is not None:
+            _check_int("runs_detail", runs_detail)
+        return _pythonic(self._native.markdown(runs_detail))
+
+    def html(self) -> str:
+        """The HTML report: one self-contained page (summary, a bar per run, each region across runs,
+        key averages, warnings); nothing is fetched."""
+        return _pythonic(self._native.html())
+
+    def _repr_html_(self) -> str:
+        return self.html()
 
     def write_json(self, path: StrPath) -> Path:
         """Writes the JSON report to ``path``; returns the resolved path. Raises RuntimeError naming it."""
-        self._native.write_json(os.fspath(path))
+        self._native.write_json(os.fspath(_check_path("path", path)))
         return Path(path).resolve()
 
     def write_trace(self, path: StrPath) -> Path:
         """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path``; returns the resolved path."""
-        self._native.write_trace(os.fspath(path))
+        self._native.write_trace(os.fspath(_check_path("path", path)))
         return Path(path).resolve()
 
+    def to_pandas(self, table: str = "regions") -> Any:
+        """One table of the report as a pandas DataFrame (pandas is optional: ImportError without it).
+
+        ``table``: ``"regions"`` (one row per run and region: ``run_index``, ``region_id``, ``calls``,
+        ``cpu_time_us``, ``device_time_us``, the fractions), ``"summary"`` (``region_summary``, one row per
+        region, statistics flattened as ``cpu_time_us_median``), ``"runs"`` (one row per run: timing and
+        residual), ``"tree"`` (one row per run and region-tree node, ``path`` joined by ``" > "``) or
+        ``"key_averages"`` (one row per view and event). A job report's tables have a ``rank`` column
+        first, one block of rows per rank.
+
+        ```
+        df = regionprof.load("profile.json").to_pandas()
+        df.groupby("region_id")["cpu_time_us"].median()
+        ```
+        """
+        if not isinstance(table, str):
+            raise TypeError(f"table must be a str, not {type(table).__name__}")
+        if table not in _TABLES:
+            raise ValueError(f"table must be one of {', '.join(map(repr, _TABLES))}, not {table!r}")
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("Profile.to_pandas() needs pandas: pip install pandas") from e
+        data = self.data
+        if data.get("kind") == "regionprof_job":
+            rows = [{"rank": rank.get("rank"), **row} for rank in data.get("ranks", [])
+                    for row in _TABLES[table](rank.get("profile", {}))]
+        else:
+            rows = _TABLES[table](data)
+        return pandas.DataFrame(rows)
+
     def __repr__(self) -> str:
+        if self.data.get("kind") == "regionprof_job":
+            return f"<regionprof.Profile job ranks={len(self.data.get('ranks', []))}>"
         runs = len(self.data.get("runs", []))
         return f"<regionprof.Profile runs={runs} regions={len(self.data.get('regions', []))}>"
 
 
-def _resolve(path: Optional[StrPath]) -> Optional[Path]:
-    return None if path is None else Path(path).resolve()
+def _flat(prefix: str, value: Any, out: Dict[str, Any]) -> None:
+    """Nested objects as ``a_b`` columns; lists and scalars as they are."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flat(f"{prefix}_{key}" if prefix else str(key), inner, out)
+    else:
+        out[prefix] = value
+
+
+def _flat_row(first: Dict[str, Any], value: Dict[str, Any]) -> Dict[str, Any]:
+    row = dict(first)
+    _flat("", value, row)
+    return row
+
+
+def _regions_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [_flat_row({"run_index": run.get("run_index")}, region)
+            for run in data.get("runs", []) for region in run.get("regions", [])]
+
+
+def _summary_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [_flat_row({}, entry) for entry in data.get("region_summary", [])]
+
+
+def _runs_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    rows = []
+    for run in data.get("runs", []):
+        row: Dict[str, Any] = {"run_index": run.get("run_index")}
+        _flat("", run.get("timing", {}), row)
+        _flat("residual", run.get("residual", {}), row)
+        row["regions"] = len(run.get("regions", []))
+        rows.append(row)
+    return rows
+
+
+def _tree_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    rows = []
+    for run in data.get("runs", []):
+        for node in run.get("tree", []):
+            path = list(node.get("path", []))
+            row = {"run_index": run.get("run_index"), "path": " > ".join(path), "depth": len(path),
+                   "region_id": path[-1] if path else None}
+            _flat("", {k: v for k, v in node.items() if k != "path"}, row)
+            rows.append(row)
+    return rows
+
+
+def _key_averages_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    views = data.get("profiler", {}).get("key_averages", {})
+    return [_flat_row({"sort_by": view.get("sort_by", name)}, event)
+            for name, view in views.items() if isinstance(view, dict) for event in view.get("events", [])]
+
+
+_TABLES: Dict[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]] = {
+    "regions": _regions_table, "summary": _summary_table, "runs": _runs_table, "tree": _tree_table,
+    "key_averages": _key_averages_table}
+
+
+class _SavedJob:
+    """A saved job report read back: its text as saved, the Markdown rendered again by the job writer."""
+
+    def __init__(self, text: str, view: Any) -> None:
+        self._text = text
+        self._view = view
+
+    def json(self) -> str:
+        return self._text
+
+    def markdown(self, runs_detail: Optional[int]) -> str:
+        return self._view.markdown()
+
+    def html(self) -> str:
+        import html
+
+        return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>"
+                f"<body><pre>{html.escape(self._view.markdown())}</pre></body></html>")
+
+    def write_json(self, path: str) -> None:
+        try:
+            Path(path).write_text(self._text)
+        except OSError as e:
+            raise RuntimeError(f"cannot write {path}: {e.strerror}") from None
+
+    def write_trace(self, path: str) -> None:
+        raise ValueError("a loaded job report has no trace: write_trace() needs a profile recorded in this process")
+
+
+def load(path: StrPath) -> Profile:
+    """Reads a saved report back: a JSON report (``write_json``, ``regionprof run -o``, the reference
+    module's ``data``) or a job report (``regionprof merge``). The Profile's ``data`` is the document as
+    saved; ``markdown()`` and ``html()`` are rendered again by the writers that produced them. Raises
+    TypeError for a path that is not a str or os.PathLike, OSError for a file that cannot be read,
+    ValueError naming the file (and the key) for one that is not a report.
+
+    ```
+    p = regionprof.load("profile.json")
+    print(p.markdown())
+    p.to_pandas("summary")
+    ```
+    """
+    name = os.fspath(_check_path("path", path))
+    with open(name, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        document = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{name}: invalid JSON: {e}") from None
+    if isinstance(document, dict) and document.get("kind") == "regionprof_job":
+        ranks = document.get("ranks")
+        if not isinstance(ranks, list) or not ranks:
+            raise ValueError(f"{name}: ranks: expected a non-empty array of rank profiles")
+        texts = [(f"{name}: ranks[{i}].profile", json.dumps(rank.get("profile") if isinstance(rank, dict) else None))
+                 for i, rank in enumerate(ranks)]
+        return Profile(_SavedJob(text, _native.load_job(texts)), None)
+    return Profile(_native.read_profile_text(text, name), None)
+
+
+def _check_int(name: str, value: Any, minimum: int = 0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__} ({value!r})")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__} ({value!r})")
+
+
+def _check_path(name: str, value: Any) -> "os.PathLike[str] | str":
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike, not {type(value).__name__}")
+    return value
+
+
+def _check_options(*, warmup_runs: int, measured_runs: int, row_limit: int, **flags: Any) -> None:
+    """TypeError / ValueError naming the parameter, before anything runs."""
+    _check_int("warmup_runs", warmup_runs)
+    _check_int("measured_runs", measured_runs, minimum=1)
+    _check_int("row_limit", row_limit)
+    for name, value in flags.items():
+        _check_bool(name, value)
+
+
+def _prepare_output(path: Optional[StrPath], name: str) -> Optional[Path]:
+    """The resolved output file for ``path`` (``~`` and the placeholders %r %l %h %p expanded), its
+    directory created and the file checked writable, so a bad path fails before the first run. Raises
+    TypeError / ValueError / OSError naming ``name``."""
+    if path is None:
+        return None
+    text = os.fspath(_check_path(name, path))
+    try:
+        expanded = _native.expand_output_path(os.path.expanduser(text))
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+    resolved = Path(expanded).resolve()
+    try:
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        existed = resolved.exists()
+        with open(resolved, "a"):
+            pass
+        if not existed:
+            resolved.unlink()
+    except OSError as e:
+        raise type(e)(e.errno, f"{name}: cannot write {resolved}: {e.strerror}") from None
+    return resolved
 
 
 def _run_native(
@@ -70,21 +293,23 @@ def _run_native(
     *,
     warmup_runs: int,
     measured_runs: int,
-    trace_file: Optional[StrPath],
+    trace_file: Optional[Path],
     regions: Optional[Sequence[str]],
     cross_thread: bool,
     row_limit: int,
     device_tracing: bool,
     target_type: str,
+    target_kind: str = "",
+    extra_warnings: Sequence[Tuple[str, str]] = (),
     module_types: Optional[Dict[str, str]] = None,
     input_shape: Tuple[int, Sequence[str]] = (0, ()),
     uses_inference_function: bool = True,
     graph_attribution: str = "capture",
 ) -> Profile:
-    """The one call into the native harness (shared by profile() and regionprof.torch.profile())."""
-    if warmup_runs < 0 or measured_runs < 0 or row_limit < 0:
-        raise ValueError("warmup_runs, measured_runs and row_limit must not be negative")
-    resolved = _resolve(trace_file)
+    """The one call into the native harness (shared by profile() and regionprof.torch.profile()).
+    ``trace_file``: from _prepare_output; written after the report extras are added."""
+    if regions is not None:
+        regions = _rules("regions", regions)
 
     def call() -> None:
         workload()
@@ -93,8 +318,8 @@ def _run_native(
         call,
         warmup_runs,
         measured_runs,
-        None if resolved is None else str(resolved),
-        None if regions is None else list(regions),
+        None,
+        regions,
         cross_thread,
         row_limit,
         device_tracing,
@@ -105,7 +330,20 @@ def _run_native(
         uses_inference_function,
         graph_attribution,
     )
-    return Profile(native, resolved)
+    if target_kind or extra_warnings:
+        native = _native.with_report_extras(native, target_kind, list(extra_warnings))
+    if trace_file is not None:
+        native.write_trace(str(trace_file))
+    return Profile(native, trace_file)
+
+
+def _rules(name: str, rules: Any) -> List[str]:
+    if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
+        raise TypeError(f"{name} must be a list of 'REGEX=KIND' strings, not {type(rules).__name__}")
+    for rule in rules:
+        if not isinstance(rule, str):
+            raise TypeError(f"{name} must be a list of 'REGEX=KIND' strings, not a list holding {type(rule).__name__}")
+    return list(rules)
 
 
 def profile(
@@ -140,11 +378,15 @@ def profile(
     print(regionprof.profile(step, measured_runs=5).markdown())
     ```
     """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, not {type(fn).__name__}")
+    _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
+                   cross_thread=cross_thread, device_tracing=device_tracing)
     return _run_native(
         fn,
         warmup_runs=warmup_runs,
         measured_runs=measured_runs,
-        trace_file=trace_file,
+        trace_file=_prepare_output(trace_file, "trace_file"),
         regions=regions,
         cross_thread=cross_thread,
         row_limit=row_limit,
@@ -162,25 +404,35 @@ def analyze(
     regions: Optional[Sequence[str]] = None,
     cross_thread: bool = False,
     row_limit: int = 20,
+    warmup_runs: int = 0,
     graph_attribution: str = "capture",
 ) -> Profile:
-    """Analyses a torch.profiler (Kineto) Chrome trace, plain ``.json`` or gzip ``.json.gz``.
+    """Analyses a torch.profiler (Kineto) Chrome trace, plain ``.json`` or gzip ``.json.gz``, or a
+    Chrome trace regionprof wrote.
 
     ``run_marker``: a regex (RE2, whole name, any domain) for the ranges that mark runs, e.g.
-    ``r"ProfilerStep#\\d+"``; None: the core's one default, the name ``regionprof.profiled_run`` exactly,
-    in any domain (the harness's marker, and ``torch.profiler.record_function("regionprof.profiled_run")``). ``regions``: rules ``REGEX=KIND`` replacing the default ones
-    (``aot_module:`` and ``untuned_module:`` prefixes). Raises ValueError for a bad rule and
-    :class:`regionprof.TraceError` (a ValueError) naming the file for a trace that cannot be read.
+    ``r"ProfilerStep#\\d+"``; None: the core's one default, the name ``regionprof.profiled_run`` exactly, in
+    any domain (the harness's marker, and ``torch.profiler.record_function("regionprof.profiled_run")``).
+    ``regions``: rules ``REGEX=KIND`` replacing the default ones
+    (``aot_module:`` and ``untuned_module:`` prefixes). ``warmup_runs``: the first runs found are
+    warm-ups and are left out (a trace of :func:`profile` holds its internal warm-up run first:
+    ``warmup_runs=1`` reads it back to the profile's runs). Raises ValueError for a bad rule,
+    TypeError / ValueError naming the parameter for a bad option, and :class:`regionprof.TraceError`
+    (a ValueError) naming the file for a trace that cannot be read.
 
     ```
     p = regionprof.analyze("rank0.json.gz", run_marker=r"ProfilerStep#\\d+", regions=["## (.*) ##=phase"])
     print(p.markdown())
     ```
     """
-    if row_limit < 0:
-        raise ValueError("row_limit must not be negative")
-    native = _native.analyze(os.fspath(trace), run_marker, None if regions is None else list(regions),
-                             cross_thread, row_limit, graph_attribution)
+    trace = _check_path("trace", trace)
+    if run_marker is not None and not isinstance(run_marker, str):
+        raise TypeError(f"run_marker must be a str (a regex), not {type(run_marker).__name__}")
+    _check_int("row_limit", row_limit)
+    _check_int("warmup_runs", warmup_runs)
+    _check_bool("cross_thread", cross_thread)
+    native = _native.analyze(os.fspath(trace), run_marker, None if regions is None else _rules("regions", regions),
+                             cross_thread, row_limit, warmup_runs, graph_attribution)
     return Profile(native, None)
 
 
@@ -202,6 +454,9 @@ class region(contextlib.ContextDecorator):
     _handles: Dict[Tuple[str, str], int] = {}
 
     def __init__(self, name: str, kind: str = "region") -> None:
+        for parameter, value in (("name", name), ("kind", kind)):
+            if not isinstance(value, str):
+                raise TypeError(f"{parameter} must be a str, not {type(value).__name__}")
         key = (kind, name)
         handle = region._handles.get(key)
         if handle is None:

@@ -7,8 +7,8 @@ ranges recorded by regionprof's NVTX tool (and CUPTI for device time), never by 
 
 from __future__ import annotations
 
-import functools
 import inspect
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -16,13 +16,12 @@ import torch
 from torch import nn
 
 from regionprof import _native
-from regionprof._api import Profile, StrPath, _run_native
+from regionprof._api import Profile, StrPath, _check_options, _prepare_output, _run_native
 
 __all__ = ["profile", "discover", "ModuleRegion"]
 
 _CONTAINERS = (nn.ModuleList, nn.ModuleDict)
 _MODULE_ATTRIBUTES = frozenset(dir(nn.Module))
-_POP_HOOK = _native.PopHook()
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,10 @@ class ModuleRegion:
     module_type: str
     module: nn.Module = field(repr=False, compare=False)
     methods: Tuple[str, ...] = ()
+    #: "torch.compile", "compile()" (in place) or "" (eager): see discover().
+    compiled: str = ""
+    #: Paths of the modules that run inside this compiled module's code (no regions of their own).
+    compiled_in: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -42,6 +45,10 @@ class _Node:
     path: str
     module: nn.Module
     children: List["_Node"] = field(default_factory=list)
+    #: How the module's call is compiled: "torch.compile" (an OptimizedModule: its original module's
+    #: children are its children, without `_orig_mod` in their paths), "compile()" (compiled in place),
+    #: or "" (eager). The modules below a compiled one run inside its compiled code.
+    compiled: str = ""
 
     @property
     def callable(self) -> bool:
@@ -56,18 +63,74 @@ def _type_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _optimized_module_type() -> Optional[type]:
+    """torch.compile's module wrapper class, when dynamo was imported (it is, once anything compiled)."""
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+    return getattr(eval_frame, "OptimizedModule", None) if eval_frame is not None else None
+
+
+def _original(module: nn.Module) -> nn.Module:
+    """The module a torch.compile wrapper stands for (the module itself otherwise)."""
+    optimized = _optimized_module_type()
+    while optimized is not None and isinstance(module, optimized):
+        module = module._orig_mod
+    return module
+
+
+def _compiled_kind(module: nn.Module) -> str:
+    optimized = _optimized_module_type()
+    if optimized is not None and isinstance(module, optimized):
+        return "torch.compile"
+    if _instance_dict(_unwrapped(module)).get("_compiled_call_impl") is not None:
+        return "compile()"
+    return ""
+
+
+def _instance_dict(module: Any) -> Dict[str, Any]:
+    """The module's own __dict__ (not a proxy's forwarded one)."""
+    return object.__getattribute__(module, "__dict__")
+
+
+def _aitune_wrappers() -> Dict[int, Tuple[str, Any]]:
+    """AITune's ``aitune.torch.Module`` wrappers alive in the process: id(wrapper) and id(wrapped module)
+    -> (the wrapper's name, the wrapper). Empty when aitune was never imported (no wrapper can exist)."""
+    registry_module = sys.modules.get("aitune.torch.module_registry")
+    registry = getattr(registry_module, "MODULE_REGISTRY", None)
+    found: Dict[int, Tuple[str, Any]] = {}
+    for name, wrapper in dict(getattr(registry, "modules", {}) or {}).items():
+        found[id(wrapper)] = (str(name), wrapper)
+        wrapped = getattr(wrapper, "__wrapped__", None)
+        if isinstance(wrapped, nn.Module):
+            found[id(wrapped)] = (str(name), wrapper)
+    return found
+
+
+def _unwrapped(module: Any) -> nn.Module:
+    """The nn.Module an AITune wrapper (a wrapt proxy: nn.Module is not in its type's MRO, isinstance()
+    passes through ``__class__``) stands for; the module itself otherwise."""
+    wrapped = getattr(module, "__wrapped__", None)
+    if nn.Module not in type(module).__mro__ and isinstance(wrapped, nn.Module):
+        return wrapped
+    return module
+
+
 def _tree(obj: Any) -> Tuple[Optional[_Node], List[_Node]]:
     """The root node (None when ``obj`` is not a module) and the top-level nodes below it.
 
     A module's children are its ``named_children()``; another object's are its attributes that are
-    modules (plain lists and dicts are not entered). A module reached twice keeps its first path.
+    modules (plain lists and dicts are not entered). A module reached twice keeps its first path. A
+    torch.compile wrapper's children are its original module's, at paths without ``_orig_mod``.
     """
     seen: set = set()
 
     def build(path: str, module: nn.Module) -> _Node:
         seen.add(id(module))
-        node = _Node(path, module)
-        for name, child in module.named_children():
+        node = _Node(path, module, compiled=_compiled_kind(module))
+        source = module
+        if node.compiled == "torch.compile":
+            source = _original(module)
+            seen.add(id(source))
+        for name, child in source.named_children():
             if child is None or id(child) in seen:
                 continue
             node.children.append(build(_join(path, name), child))
@@ -100,21 +163,40 @@ def _user_methods(module: nn.Module) -> Tuple[str, ...]:
     return tuple(names)
 
 
+def _tuned_names(tuned: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """``tuned`` checked: a mapping of str paths to str names, and a name for the object itself."""
+    if tuned is None:
+        return {}
+    if not isinstance(tuned, Mapping):
+        raise TypeError(f"tuned must be a mapping of module paths to region names, not {type(tuned).__name__}")
+    for path, name in tuned.items():
+        if not isinstance(path, str) or not isinstance(name, str):
+            raise TypeError(f"tuned must map str module paths to str region names, not {path!r}: {name!r}")
+    if tuned.get("", None) == "":
+        raise ValueError("tuned: the object itself ('') needs a region name, e.g. tuned={'': 'model_trt'} "
+                         "(an empty name means the module's path, and the object's path is empty)")
+    return dict(tuned)
+
+
 def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: bool = False) -> List[ModuleRegion]:
     """The modules profile() marks, parents first, with their region ids.
 
     ``tuned`` maps a module path to its region name (``""`` is ``obj`` itself): those are
-    ``aot_module:<name>``; the topmost other modules are ``untuned_module:<path>``; a subtree holding
+    ``aot_module:<name>``; modules wrapped by AITune's ``aitune.torch.Module`` are tuned too, named as
+    AITune names them; the topmost other modules are ``untuned_module:<path>``; a subtree holding
     a tuned module is descended into. ``nn.ModuleList`` / ``nn.ModuleDict`` are looked through
-    (``blocks.0``). ``every_level`` marks every module. Raises ValueError for a tuned path that does
-    not exist.
+    (``blocks.0``). ``every_level`` marks every module. A compiled module (``torch.compile(m)`` or
+    ``m.compile()``) is one region: the modules inside it run in its compiled code and are listed in
+    ``ModuleRegion.compiled_in``; a compiled root is ``untuned_module:<class name>``. Raises ValueError
+    for a tuned path that does not exist or lies inside a compiled module, TypeError for a ``tuned`` that
+    is not a mapping of str to str.
 
     ```
     [r.region_id for r in regionprof.torch.discover(model, {"encoder": "encoder_trt"})]
     # ['aot_module:encoder_trt', 'untuned_module:decoder']
     ```
     """
-    tuned = dict(tuned or {})
+    tuned = _tuned_names(tuned)
     root, top = _tree(obj)
     nodes: List[_Node] = []
 
@@ -128,8 +210,34 @@ def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: b
     paths = {node.path for node in nodes}
     missing = sorted(set(tuned) - paths)
     if missing:
-        raise ValueError(f"regionprof.torch.profile: tuned module path(s) {', '.join(map(repr, missing))} "
-                         "not found (paths are dotted, e.g. 'blocks.0'; '' is the object itself)")
+        raise ValueError(f"tuned: module path(s) {', '.join(map(repr, missing))} not found "
+                         "(paths are dotted, e.g. 'blocks.0'; '' is the object itself)")
+
+    compiled_in: Dict[int, List[str]] = {}
+    inside_compiled: set = set()  # ids of the nodes that run inside compiled code
+
+    def inside(node: _Node) -> List[str]:
+        found: List[str] = []
+        for child in node.children:
+            inside_compiled.add(id(child))
+            if child.callable:
+                found.append(child.path)
+            found.extend(inside(child))
+        return found
+
+    for node in nodes:
+        if node.compiled and id(node) not in inside_compiled:
+            compiled_in[id(node)] = inside(node)
+            hidden = sorted(set(tuned) & set(compiled_in[id(node)]))
+            if hidden:
+                raise ValueError(f"tuned: module path(s) {', '.join(map(repr, hidden))} run inside the compiled "
+                                 f"module {node.path or type(_original(node.module)).__name__!r} "
+                                 f"({node.compiled}): mark the compiled module itself as tuned")
+
+    aitune = _aitune_wrappers()
+    for node in nodes:  # AITune's wrappers are tuned modules named as AITune names them
+        if node.path not in tuned and id(node.module) in aitune and id(node) not in inside_compiled:
+            tuned[node.path] = aitune[id(node.module)][0]
 
     holds_tuned: Dict[int, bool] = {}
 
@@ -146,14 +254,19 @@ def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: b
     marked: List[ModuleRegion] = []
 
     def mark(node: _Node) -> None:
+        original = _unwrapped(_original(node.module))
         if node.path in tuned:
             kind, name = "aot_module", tuned[node.path] or node.path
         else:
-            kind, name = "untuned_module", node.path
-        marked.append(ModuleRegion(node.path, f"{kind}:{name}", kind, _type_name(type(node.module)),
-                                   node.module, _user_methods(node.module)))
+            kind, name = "untuned_module", node.path or type(original).__name__
+        methods = () if node.compiled else _user_methods(original)
+        marked.append(ModuleRegion(node.path, f"{kind}:{name}", kind, _type_name(type(original)), node.module,
+                                   methods, node.compiled, tuple(compiled_in.get(id(node), ()))))
 
     def walk(node: _Node, is_root: bool) -> None:
+        if node.compiled:
+            mark(node)  # the compiled call is the region; what runs inside it is not instrumented
+            return
         descend = True
         if node.callable and (not is_root or node.path in tuned):
             if every_level:
@@ -170,62 +283,67 @@ def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: b
     else:
         for node in top:
             walk(node, False)
+    marked_ids = {id(_unwrapped(r.module)) for r in marked}
+    marked_ids |= {id(_unwrapped(node.module)) for node in nodes if id(node) in inside_compiled}
+    for name, wrapper in {w[0]: w[1] for w in aitune.values()}.items():  # AITune's: also outside obj's tree
+        module = _unwrapped(wrapper)
+        if id(module) not in marked_ids and isinstance(module, nn.Module):
+            marked_ids.add(id(module))
+            marked.append(ModuleRegion(name, f"aot_module:{name}", "aot_module", _type_name(type(module)), wrapper,
+                                       _user_methods(module)))
     return marked
-
-
-def _method_wrapper(original: Callable[..., Any], handle: int) -> Callable[..., Any]:
-    push, pop = _native.push, _native.pop
-
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        push(handle)
-        try:
-            return original(*args, **kwargs)
-        finally:
-            pop()
-
-    return wrapper
 
 
 _MISSING = object()
 
+#: The instance attribute nn.Module.__call__ (``_wrapped_call_impl``) calls instead of ``_call_impl``
+#: when set: ``module.compile()`` puts its compiled call there, regionprof its region wrapper.
+_CALL_SLOT = "_compiled_call_impl"
+
 
 class _Instrumentation:
-    """Hooks and method wrappers on the marked modules; ``remove()`` takes every one of them away."""
+    """Region wrappers on the marked modules; ``remove()`` takes every one of them away.
+
+    Each marked module's call goes through a native ``RegionWrapper`` installed as the instance
+    attribute ``_compiled_call_impl``: nn.Module.__call__ calls it instead of ``_call_impl``, and it
+    pushes the region, calls ``_call_impl`` (hooks and ``forward``, whatever ``forward`` is on the
+    instance) and pops the region, also when the call raised. No hook is registered, so torch keeps its
+    fast path (no hook dispatch). A module compiled in place keeps its compiled call inside the wrapper.
+    Methods are wrapped the same way as instance attributes. ``remove()`` restores every attribute as
+    it was (deleted when it was not on the instance), so ``__dict__`` and the hook tables are as before.
+    """
 
     def __init__(self, regions: Sequence[ModuleRegion]) -> None:
-        self._hooks: List[Any] = []
-        self._methods: List[Tuple[nn.Module, str, Any]] = []  # (module, name, previous instance value)
+        self._installed: List[Tuple[Dict[str, Any], str, Any]] = []  # (instance __dict__, key, previous)
         self.module_types: Dict[str, str] = {}
         try:
             for r in regions:
                 kind, name = r.region_id.split(":", 1)
-                handle = _native.register_region(kind, name)
-                # Pre-hook first among pre-hooks, hook always called (also when forward raises): the
-                # region is open exactly around the module's call.
-                self._hooks.append(r.module.register_forward_pre_hook(_native.PushHook(handle), prepend=True))
-                self._hooks.append(r.module.register_forward_hook(_POP_HOOK, always_call=True))
+                module = _unwrapped(r.module)
+                attributes = _instance_dict(module)
+                previous = attributes.get(_CALL_SLOT, _MISSING)
+                call = previous if previous is not _MISSING and previous is not None else module._call_impl
+                self._install(attributes, _CALL_SLOT, _native.RegionWrapper(_native.register_region(kind, name), call))
                 self.module_types[r.region_id] = r.module_type
                 for method in r.methods:
-                    method_id = f"{r.region_id}.{method}"
-                    previous = r.module.__dict__.get(method, _MISSING)
-                    wrapper = _method_wrapper(getattr(r.module, method), _native.register_region(kind, f"{name}.{method}"))
-                    object.__setattr__(r.module, method, wrapper)
-                    self._methods.append((r.module, method, previous))
-                    self.module_types[method_id] = r.module_type
+                    handle = _native.register_region(kind, f"{name}.{method}")
+                    self._install(attributes, method, _native.RegionWrapper(handle, getattr(module, method)))
+                    self.module_types[f"{r.region_id}.{method}"] = r.module_type
         except BaseException:
             self.remove()
             raise
 
+    def _install(self, attributes: Dict[str, Any], key: str, wrapper: Any) -> None:
+        self._installed.append((attributes, key, attributes.get(key, _MISSING)))
+        attributes[key] = wrapper
+
     def remove(self) -> None:
-        while self._hooks:
-            self._hooks.pop().remove()
-        while self._methods:
-            module, name, previous = self._methods.pop()
+        while self._installed:
+            attributes, key, previous = self._installed.pop()
             if previous is _MISSING:
-                module.__dict__.pop(name, None)
+                attributes.pop(key, None)
             else:
-                module.__dict__[name] = previous
+                attributes[key] = previous
 
 
 def _split_input(input_data: Any) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
@@ -236,6 +354,21 @@ def _split_input(input_data: Any) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
     if isinstance(input_data, tuple):
         return input_data, {}
     return (input_data,), {}
+
+
+def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]:
+    """One COMPILED_MODULES warning per compiled region with modules inside it."""
+    found: List[Tuple[str, str]] = []
+    for r in regions:
+        if not r.compiled_in:
+            continue
+        shown = ", ".join(r.compiled_in[:8]) + (", ..." if len(r.compiled_in) > 8 else "")
+        how = "torch.compile(module)" if r.compiled == "torch.compile" else "module.compile()"
+        found.append(("COMPILED_MODULES",
+                      f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} ({how}) and are "
+                      f"not regions of their own: {r.region_id} owns their time ({shown}). Compile blocks "
+                      "separately (regional compilation) for a region per block."))
+    return found
 
 
 def profile(
@@ -249,6 +382,8 @@ def profile(
     tuned: Optional[Mapping[str, str]] = None,
     every_level: bool = False,
     device_tracing: bool = True,
+    cross_thread: bool = False,
+    row_limit: int = 20,
     graph_attribution: str = "capture",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
@@ -260,11 +395,14 @@ def profile(
     calls, one recorded warm-up that is discarded, then ``measured_runs`` measured calls, each inside
     the run marker ``regionprof.profiled_run``.
 
-    Regions (see :func:`discover`): ``aot_module:<name>`` for ``tuned`` paths, ``untuned_module:<path>``
-    for the topmost other modules, ``<region>.<method>`` for the user-defined methods of their classes
-    (``untuned_module:vae.decode``). Other NVTX ranges of the process are recorded too. Hooks and
-    wrappers are removed afterwards, also when the workload raises (the exception propagates).
-    ``trace_file``: also write the Chrome trace there (nothing is written by default).
+    Regions (see :func:`discover`): ``aot_module:<name>`` for ``tuned`` paths and AITune's wrapped
+    modules, ``untuned_module:<path>`` for the topmost other modules, ``<region>.<method>`` for the
+    user-defined methods of their classes (``untuned_module:vae.decode``). A compiled module is one
+    region, and a ``COMPILED_MODULES`` warning says which modules run inside it. Other NVTX ranges of
+    the process are recorded too. The region wrappers are removed afterwards, also when the workload
+    raises (the exception propagates). ``trace_file``: also write the Chrome trace there (its directory
+    is created, and the file is checked writable before the first run; nothing is written by default).
+    ``cross_thread``, ``row_limit``, ``device_tracing``: as for :func:`regionprof.profile`.
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -276,12 +414,27 @@ def profile(
     print(p.markdown())
     ```
     """
+    _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
+                   every_level=every_level, device_tracing=device_tracing, cross_thread=cross_thread)
+    if inference_function is not None and not callable(inference_function):
+        raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
     args, kwargs = _split_input(input_data)
     target = inference_function if inference_function is not None else obj
     if not callable(target):
         raise TypeError(f"regionprof.torch.profile: {type(target).__name__} object is not callable "
                         "(pass inference_function)")
     regions = discover(obj, tuned, every_level)
+    warnings = _compiled_warnings(regions)
+    if getattr(inference_function, "_torchdynamo_orig_callable", None) is not None:
+        # A compiled inference_function runs every module inside its compiled code: none is touched.
+        if regions:
+            warnings = [("COMPILED_MODULES",
+                         f"inference_function is compiled (torch.compile): the {len(regions)} module(s) found in obj "
+                         f"({', '.join(r.path or r.region_id for r in regions[:8])}{', ...' if len(regions) > 8 else ''}) "
+                         "run inside its compiled code and are not regions; the runs' time is in their residual. "
+                         "Compile the model or its blocks instead, and pass an eager inference_function.")]
+        regions = []
+    trace_path = _prepare_output(trace_file, "trace_file")
 
     def workload() -> None:
         with torch.no_grad():
@@ -293,13 +446,15 @@ def profile(
             workload,
             warmup_runs=warmup_runs,
             measured_runs=measured_runs,
-            trace_file=trace_file,
+            trace_file=trace_path,
             regions=None,
-            cross_thread=False,
-            row_limit=20,
+            cross_thread=cross_thread,
+            row_limit=row_limit,
             device_tracing=device_tracing,
             graph_attribution=graph_attribution,
-            target_type="torch_module" if isinstance(obj, nn.Module) else "torch_object",
+            target_type=_type_name(type(obj)),
+            target_kind="torch_module" if isinstance(obj, nn.Module) else "torch_object",
+            extra_warnings=warnings,
             module_types=instrumentation.module_types,
             input_shape=(len(args), tuple(kwargs)),
             uses_inference_function=inference_function is not None,

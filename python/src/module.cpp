@@ -5,7 +5,7 @@
 // - Workloads run with the GIL held (they are Python callables); a Python exception raised in one
 //   crosses the harness as nb::python_error and is restored unchanged.
 // - Region handles are NVTX registered strings (regionprof_region_register): valid until exit, so a
-//   hook can hold one as a plain integer.
+//   region wrapper (region_wrapper.cpp) can hold one as a plain integer.
 // - C++ errors map to Python ones: std::invalid_argument -> ValueError (rules, options),
 //   regionprof::import_error -> regionprof.TraceError (a ValueError naming the file).
 #include <nanobind/nanobind.h>
@@ -31,20 +31,15 @@
 #include "regionprof/profile_reader.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
+#include "profile_extras.hpp"
+#include "region_wrapper.hpp"
+#include "saved_views.hpp"
 
 namespace nb = nanobind;
 
 namespace {
 
 using region_handle = std::uintptr_t;
-
-/// A forward pre-hook: opens its region; torch calls it as hook(module, args) and ignores None.
-struct push_hook {
-  region_handle handle;
-};
-
-/// A forward hook: closes the innermost regionprof range of the thread (the one its pre-hook opened).
-struct pop_hook {};
 
 /// Region rules from their CLI form; nullopt keeps `fallback`.
 std::vector<regionprof::name_rule> region_rules(const std::optional<std::vector<std::string>>& regions,
@@ -95,8 +90,10 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
 
 regionprof::Profile run_analyze(const std::string& path, std::optional<std::string> run_marker,
                                 std::optional<std::vector<std::string>> regions, bool cross_thread,
-                                std::size_t row_limit, const std::string& graph_attribution) {
+                                std::size_t row_limit, std::size_t skip_runs,
+                                const std::string& graph_attribution) {
   regionprof::analysis_options options;
+  options.skip_runs = skip_runs;
   options.run_marker = run_marker ? regionprof::run_marker_rule(*run_marker) : regionprof::default_run_marker();
   options.region_rules = region_rules(regions, regionprof::default_region_rules());
   options.cross_thread = cross_thread;
@@ -114,6 +111,9 @@ regionprof::Profile run_analyze(const std::string& path, std::optional<std::stri
 
 NB_MODULE(_native, m) {
   m.doc() = "regionprof's native core: harness, Kineto import, analysis, reports, NVTX regions";
+  // Profiles a program still holds at exit (a module-level `p = profile(...)`) are freed with the
+  // interpreter, not leaked: no "leaked instances" lines at exit.
+  nb::set_leak_warnings(false);
 
   nb::exception<regionprof::import_error>(m, "TraceError", PyExc_ValueError);
   nb::exception<regionprof::profile_read_error>(m, "ProfileReadError", PyExc_ValueError);
@@ -138,8 +138,8 @@ NB_MODULE(_native, m) {
         nb::arg("kwargs"), nb::arg("uses_inference_function"), nb::arg("graph_attribution"),
         "regionprof::profile over a Python callable (called with no arguments, GIL held).");
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
-        nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("graph_attribution"),
-        "Imports a torch.profiler (Kineto) trace and analyses it.");
+        nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("skip_runs") = 0, nb::arg("graph_attribution") = "capture",
+        "Imports a torch.profiler (Kineto) trace and analyses it (skip_runs: warm-up runs left out).");
   // Loading a saved JSON report into the one result model (regionprof/profile_reader.hpp): the profile
   // writes the JSON, Markdown and HTML its analysis wrote. profile_read_error is a ValueError.
   m.def("read_profile", &regionprof::read_profile, nb::arg("path"), "Reads a saved JSON report (a file).");
@@ -163,13 +163,7 @@ NB_MODULE(_native, m) {
     regionprof_region_push(reinterpret_cast<regionprof_region_handle>(handle));
   }, nb::arg("handle"));
   m.def("pop", [] { regionprof_region_pop(); });
-
-  nb::class_<push_hook>(m, "PushHook")
-      .def(nb::init<region_handle>(), nb::arg("handle"))
-      .def("__call__", [](const push_hook& self, nb::args) {
-        regionprof_region_push(reinterpret_cast<regionprof_region_handle>(self.handle));
-      });
-  nb::class_<pop_hook>(m, "PopHook")
-      .def(nb::init<>())
-      .def("__call__", [](const pop_hook&, nb::args) { regionprof_region_pop(); });
+  if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
+  regionprof::python::add_profile_extras(m);
+  regionprof::python::add_saved_views(m);
 }

@@ -196,6 +196,49 @@ def test_profile_round_trip_through_its_own_trace(tmp_path: Path) -> None:
     assert len(q.data["runs"]) == 3 and calls(q) == {"region:x": 1}
 
 
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: regionprof.profile(lambda: None, warmup_runs=1.5), TypeError, r"^warmup_runs must be an int, not float"),
+    (lambda: regionprof.profile(lambda: None, measured_runs=-1), ValueError, r"^measured_runs must be at least 1"),
+    (lambda: regionprof.profile(lambda: None, row_limit="3"), TypeError, r"^row_limit must be an int"),
+    (lambda: regionprof.profile(lambda: None, cross_thread=1), TypeError, r"^cross_thread must be a bool"),
+    (lambda: regionprof.profile(lambda: None, regions="a=b"), TypeError, r"^regions must be a list"),
+    (lambda: regionprof.profile(lambda: None, trace_file=3), TypeError, r"^trace_file must be a str"),
+    (lambda: regionprof.profile(3), TypeError, r"^fn must be callable"),
+    (lambda: regionprof.analyze("t.json", warmup_runs=-2), ValueError, r"^warmup_runs must be at least 0"),
+    (lambda: regionprof.analyze(None), TypeError, r"^trace must be a str"),
+    (lambda: regionprof.profile(lambda: None).markdown(runs_detail=1.0), TypeError, r"^runs_detail must be an int"),
+    (lambda: regionprof.region(3), TypeError, r"^name must be a str, not int"),
+])
+def test_wrong_types_and_values_name_the_parameter(call, error, message) -> None:
+    with pytest.raises(error, match=message) as caught:
+        call()
+    assert "incompatible function arguments" not in str(caught.value)  # never a binding's signature dump
+    assert "\n" not in str(caught.value)
+
+
+def test_no_leak_messages_at_exit(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = ("import regionprof, regionprof.torch, torch\n"
+              "p = regionprof.torch.profile(torch.nn.Linear(2, 2), torch.ones(1, 2), measured_runs=1)\n"
+              "q = regionprof.profile(lambda: None, measured_runs=1)\n"
+              "print(len(p.data['runs']) + len(q.data['runs']))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+    assert "leak" not in done.stderr
+
+
+def test_trace_file_placeholders_expand(tmp_path: Path) -> None:
+    import os
+
+    p = regionprof.profile(lambda: None, measured_runs=1, trace_file=tmp_path / "t-%p.json")
+    assert p.trace_file == (tmp_path / f"t-{os.getpid()}.json").resolve() and p.trace_file.exists()
+    with pytest.raises(ValueError, match="^trace_file: "):
+        regionprof.profile(lambda: None, measured_runs=1, trace_file=tmp_path / "t-%q.json")
+
+
 def test_native_read_profile_gives_the_same_reports(tmp_path: Path) -> None:
     from regionprof import _native
 

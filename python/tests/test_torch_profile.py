@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
+import inspect
 import json
 from pathlib import Path
 from typing import Any, Dict, List
@@ -13,32 +15,7 @@ from torch import nn
 
 import regionprof
 import regionprof.torch as rtorch
-
-
-class Block(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.act = nn.ReLU()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.act(self.fc(x))
-
-
-class Vae(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.enc = nn.Linear(8, 4)
-        self.dec = nn.Linear(4, 8)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.decode(self.enc(x))
-
-    def decode(self, z: torch.Tensor) -> torch.Tensor:
-        return self.dec(z)
-
-    def _private_helper(self) -> int:
-        return 1
+from models import Block, Vae
 
 
 class Net(nn.Module):
@@ -67,10 +44,11 @@ def run_calls(p: regionprof.Profile, run: int = 0) -> Dict[str, int]:
 
 
 def snapshot(module: nn.Module) -> List[Any]:
+    """Every module's __dict__ (keys and the identity of each value) and hook tables."""
     state = []
     for m in module.modules():
-        state.append((id(m), sorted(m.__dict__.keys()), len(m._forward_hooks), len(m._forward_pre_hooks),
-                      len(getattr(m, "_forward_hooks_always_called", {}))))
+        state.append((id(m), sorted((k, id(v)) for k, v in m.__dict__.items()), dict(m._forward_hooks),
+                      dict(m._forward_pre_hooks), dict(getattr(m, "_forward_hooks_always_called", {}))))
     return state
 
 
@@ -97,7 +75,7 @@ def test_module_type_is_qualified_class_name(net: Net) -> None:
     p = rtorch.profile(net, torch.randn(2, 8), measured_runs=1)
     types = {r["id"]: r["module_type"] for r in p.data["regions"]}
     assert types["untuned_module:stem"] == "torch.nn.modules.linear.Linear"
-    assert types["untuned_module:blocks.0"].endswith("test_torch_profile.Block")
+    assert types["untuned_module:blocks.0"] == "models.Block"
 
 
 def test_tuned_modules_are_aot_and_holders_are_descended(net: Net) -> None:
@@ -151,7 +129,7 @@ def test_non_module_object_attributes_are_discovered() -> None:
     p = rtorch.profile(pipeline, torch.randn(2, 8),
                        inference_function=lambda x: pipeline.layers[0](pipeline.text(x)), measured_runs=1)
     assert region_ids(p) == found
-    assert p.data["target"]["type"] == "torch_object"
+    assert p.data["target"]["kind"] == "torch_object"
     assert p.data["config"]["uses_inference_function"] is True
 
 
@@ -185,7 +163,7 @@ def test_obj_is_called_without_inference_function(net: Net) -> None:
     p = rtorch.profile(net, {"x": torch.randn(2, 8), "scale": 2.0}, measured_runs=1)
     assert p.data["input"] == {"args_count": 0, "kwargs": ["x", "scale"]}
     assert p.data["config"]["uses_inference_function"] is False
-    assert p.data["target"]["type"] == "torch_module"
+    assert p.data["target"]["kind"] == "torch_module"
 
 
 def test_schedule_warmup_internal_and_measured_runs() -> None:
@@ -226,7 +204,8 @@ def test_everything_restored_after_success_and_after_exception(net: Net) -> None
     bad = nn.Sequential(Raises())
     with pytest.raises(ValueError, match="inside forward"):
         rtorch.profile(bad, torch.randn(1, 2), measured_runs=1)
-    assert all(len(m._forward_hooks) == 0 and len(m._forward_pre_hooks) == 0 for m in bad.modules())
+    assert all(len(m._forward_hooks) == 0 and len(m._forward_pre_hooks) == 0
+               and "_compiled_call_impl" not in m.__dict__ for m in bad.modules())
     # A second profile works and is complete.
     p = rtorch.profile(net, torch.randn(2, 8), measured_runs=2)
     assert len(p.data["runs"]) == 2 and "untuned_module:stem" in region_ids(p)
@@ -276,3 +255,118 @@ def test_regions_are_recorded_by_regionprof_not_torch_profiler(net: Net) -> None
     assert not torch.autograd.profiler._is_profiler_enabled
     assert p.data["tool"]["name"] == "regionprof"
     assert p.data["config"]["region_rules"][0]["pattern"] == "aot_module:"
+
+
+def test_no_hook_is_registered_while_profiling(net: Net) -> None:
+    seen: List[Any] = []
+
+    def look(x: torch.Tensor) -> None:
+        for m in (net.stem, net.blocks[0], net.vae):
+            seen.append((len(m._forward_hooks) + len(m._forward_pre_hooks),
+                         type(m.__dict__.get("_compiled_call_impl")).__name__))
+        seen.append(net.vae.decode.__name__)
+        seen.append(list(inspect.signature(net.vae.decode).parameters))
+        net(x)
+
+    p = rtorch.profile(net, torch.randn(2, 8), inference_function=look, warmup_runs=0, measured_runs=1)
+    assert seen[:5] == [(0, "RegionWrapper")] * 3 + ["decode", ["z"]]
+    assert "_compiled_call_impl" not in net.stem.__dict__
+    assert run_calls(p)["untuned_module:stem"] == 1
+
+
+def test_region_closes_when_forward_raises() -> None:
+    class Bad(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise ValueError("bad forward")
+
+    holder = type("Holder", (), {})()
+    holder.bad = Bad()
+    holder.good = nn.Linear(2, 2)
+
+    def step(x: torch.Tensor) -> None:
+        with pytest.raises(ValueError, match="bad forward"):
+            holder.bad(x)
+        holder.good(x)
+
+    p = rtorch.profile(holder, torch.randn(1, 2), inference_function=step, measured_runs=2)
+    # Had bad's region stayed open, good would be nested in it and own nothing of its own.
+    assert run_calls(p) == {"untuned_module:bad": 1, "untuned_module:good": 1}
+    assert "UNBALANCED_RANGES" not in {w["code"] for w in p.data["warnings"]}
+
+
+def test_user_hooks_run_inside_the_region_in_their_order(net: Net) -> None:
+    order: List[str] = []
+    pre = net.stem.register_forward_pre_hook(lambda m, a: order.append("pre"))
+    post = net.stem.register_forward_hook(lambda m, a, o: order.append("post"))
+    try:
+        before = snapshot(net)
+        rtorch.profile(net, torch.randn(2, 8), warmup_runs=0, measured_runs=1)
+        assert order == ["pre", "post"] * 2
+        assert snapshot(net) == before
+    finally:
+        pre.remove()
+        post.remove()
+
+
+def test_instance_forward_is_wrapped_and_restored(net: Net) -> None:
+    calls: List[int] = []
+    original = net.stem.forward
+
+    def accelerate_style(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return original(x)
+
+    net.stem.forward = functools.update_wrapper(functools.partial(accelerate_style), accelerate_style)
+    installed = net.stem.__dict__["forward"]
+    before = snapshot(net)
+    p = rtorch.profile(net, torch.randn(2, 8), warmup_runs=1, measured_runs=2)
+    assert len(calls) == 1 + 1 + 2
+    assert run_calls(p)["untuned_module:stem"] == 1
+    assert net.stem.__dict__["forward"] is installed
+    assert snapshot(net) == before
+
+
+def test_tuned_must_name_the_root_and_be_str_to_str(net: Net) -> None:
+    with pytest.raises(ValueError, match="needs a region name"):
+        rtorch.profile(net, torch.randn(2, 8), tuned={"": ""})
+    with pytest.raises(TypeError, match="tuned must"):
+        rtorch.profile(net, torch.randn(2, 8), tuned=["stem"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="tuned must map str"):
+        rtorch.profile(net, torch.randn(2, 8), tuned={"stem": 3})  # type: ignore[dict-item]
+
+
+def test_target_type_is_the_class_and_kind_is_regionprofs(net: Net) -> None:
+    p = rtorch.profile(net, torch.randn(2, 8), measured_runs=1)
+    assert p.data["target"]["type"] == f"{Net.__module__}.Net"
+    assert p.data["target"]["kind"] == "torch_module"
+    pipeline = type("Pipeline", (), {})()
+    pipeline.text = nn.Linear(8, 8)
+    q = rtorch.profile(pipeline, torch.randn(2, 8), inference_function=pipeline.text, measured_runs=1)
+    assert q.data["target"]["type"].endswith(".Pipeline") and q.data["target"]["kind"] == "torch_object"
+
+
+def test_harness_options_are_accepted(net: Net) -> None:
+    p = rtorch.profile(net, torch.randn(2, 8), measured_runs=1, cross_thread=True, row_limit=3,
+                       device_tracing=False)
+    assert p.data["config"]["cross_thread"] is True
+
+
+def test_trace_file_directory_created_and_bad_path_fails_before_the_first_run(net: Net, tmp_path: Path) -> None:
+    p = rtorch.profile(net, torch.randn(2, 8), measured_runs=2, trace_file=tmp_path / "new" / "dir" / "t.json")
+    assert p.trace_file == (tmp_path / "new" / "dir" / "t.json").resolve() and p.trace_file.exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    calls: List[int] = []
+    with pytest.raises(OSError, match="trace_file"):
+        rtorch.profile(net, None, inference_function=lambda: calls.append(1), trace_file=blocker / "t.json")
+    assert calls == []  # nothing ran
+
+
+def test_own_trace_reads_back_to_the_same_runs(net: Net, tmp_path: Path) -> None:
+    p = rtorch.profile(net, torch.randn(2, 8), measured_runs=3, trace_file=tmp_path / "own.json")
+    q = regionprof.analyze(p.trace_file, warmup_runs=1)
+    assert len(q.data["runs"]) == 3
+    assert "RUN_COUNT_MISMATCH" not in {w["code"] for w in q.data["warnings"]}
+    assert [r["id"] for r in q.data["regions"]] == region_ids(p)
+    for mine, back in zip(p.data["runs"], q.data["runs"]):
+        assert run_calls(p, mine["run_index"]) == run_calls(q, back["run_index"])

@@ -1,0 +1,118 @@
+"""regionprof.load (saved JSON and job reports), the HTML and notebook views, Profile.to_pandas."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import regionprof
+
+
+def step() -> None:
+    with regionprof.region("parse"):
+        sum(range(3000))
+    with regionprof.region("decode"):
+        with regionprof.region("inner"):
+            sum(range(1000))
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    p = regionprof.profile(step, warmup_runs=0, measured_runs=3)
+    path = p.write_json(tmp_path_factory.mktemp("load") / "p.json")
+    return p, path
+
+
+def test_load_gives_the_same_data_and_renders_again(saved: tuple) -> None:
+    p, path = saved
+    q = regionprof.load(path)
+    assert q.data == json.loads(path.read_text())
+    assert q.data["runs"] == p.data["runs"]
+    md = q.markdown()
+    assert "region:parse" in md and "## Attribution per run" in md
+    assert q.markdown(runs_detail=0).count("### Run") == 0
+    assert q.markdown(runs_detail=2).count("### Run") == 2
+    page = q.html()
+    assert page.startswith("<!DOCTYPE html>") and "region:parse" in page
+    assert q._repr_html_() == page
+    assert p._repr_html_().startswith("<!DOCTYPE html>")
+    assert q.trace_file is None
+
+
+def test_markdown_names_python_parameters_not_cli_flags(saved: tuple) -> None:
+    p, _ = saved
+    many = regionprof.profile(step, warmup_runs=0, measured_runs=6)
+    md = many.markdown()
+    assert "--runs-detail" not in md and "markdown(runs_detail=N)" in md
+
+
+def test_load_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        regionprof.load(tmp_path / "absent.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": 1, "runs": 3}')
+    with pytest.raises(ValueError, match="bad.json"):
+        regionprof.load(bad)
+    with pytest.raises(TypeError, match="path must be"):
+        regionprof.load(3)  # type: ignore[arg-type]
+
+
+def test_load_a_job_report(saved: tuple, tmp_path: Path) -> None:
+    p, _ = saved
+    job = {"kind": "regionprof_job", "schema_version": 1, "rank_count": 2,
+           "ranks": [{"rank": r, "host": "", "file": f"p{r}.json", "profile": p.data} for r in (0, 1)]}
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    q = regionprof.load(path)
+    assert q.data["kind"] == "regionprof_job"
+    assert "## Stragglers" in q.markdown()
+    assert "Stragglers" in q.html()
+    with pytest.raises(ValueError, match="no trace"):
+        q.write_trace(tmp_path / "job.trace.json")
+    pandas = pytest.importorskip("pandas")
+    df = q.to_pandas("regions")
+    assert list(df.columns[:3]) == ["rank", "run_index", "region_id"]
+    assert len(df) == 2 * len(p.to_pandas("regions"))
+    assert isinstance(df, pandas.DataFrame)
+
+
+def test_to_pandas_tables(saved: tuple) -> None:
+    pytest.importorskip("pandas")
+    p, path = saved
+    q = regionprof.load(path)
+    regions = q.to_pandas()
+    assert len(regions) == 3 * 2  # 3 runs x (parse, decode); inner is nested
+    assert {"run_index", "region_id", "calls", "cpu_time_us", "cpu_time_fraction"} <= set(regions.columns)
+    assert sorted(set(regions["region_id"])) == ["region:decode", "region:parse"]
+    assert list(regions["run_index"]) == [0, 0, 1, 1, 2, 2]
+    first = p.data["runs"][0]["regions"][0]
+    assert regions.iloc[0]["cpu_time_us"] == first["cpu_time_us"]
+    summary = q.to_pandas("summary")
+    assert len(summary) == 2 and "cpu_time_us_median" in summary.columns
+    runs = q.to_pandas("runs")
+    assert list(runs["run_index"]) == [0, 1, 2] and "cpu_time_us" in runs.columns
+    assert "residual_cpu_time_us" in runs.columns
+    tree = q.to_pandas("tree")
+    assert "region:decode > region:inner" in set(tree["path"])
+    keys = q.to_pandas("key_averages")
+    assert "regionprof.profiled_run" in set(keys["key"])
+    with pytest.raises(ValueError, match="table must be one of"):
+        q.to_pandas("nope")
+
+
+def test_to_pandas_without_pandas_says_what_to_install(saved: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    p, _ = saved
+    real_import = builtins.__import__
+
+    def no_pandas(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        p.to_pandas()
