@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "job.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/harness.hpp"
 #include "regionprof/import.hpp"
@@ -157,4 +158,7 @@ NB_MODULE(_native, m) {
   nb::class_<pop_hook>(m, "PopHook")
       .def(nb::init<>())
       .def("__call__", [](const pop_hook&, nb::args) { regionprof_region_pop(); });
+
+  m.attr("__version__") = REGIONPROF_VERSION;  // CMakeLists.txt's project(VERSION), as in every report
+  define_job_api(m);
 }
