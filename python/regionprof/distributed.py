@@ -3,8 +3,8 @@
 The join is the core's ``merge_ranks``, the one ``regionprof merge`` runs on saved profiles, so a
 gathered job's ``cross_rank`` is what ``regionprof merge prof-0.json prof-1.json ...`` makes of the same
 ranks' profiles; no shared filesystem is needed. Each rank sends its compact profile (the JSON report
-without whitespace: runs, regions, key averages, warnings; never the trace) with one
-``torch.distributed.gather_object``.
+without whitespace: runs, regions, key averages, warnings; never the trace) as UTF-8 bytes in a tensor:
+one ``all_gather`` of the sizes, then one ``gather`` of the payloads padded to the largest.
 
 ```
 import regionprof, torch.distributed as dist
@@ -125,9 +125,17 @@ def merge_texts(texts: List[str], names: List[str]) -> JobProfile:
     return JobProfile(_native.merge_profiles(texts, names))
 
 
+def _text_of(buffer: Any, length: int) -> str:
+    """The first ``length`` bytes of a uint8 tensor as UTF-8 text (one copy, no numpy)."""
+    import ctypes
+
+    host = buffer.cpu().contiguous()
+    return ctypes.string_at(host.data_ptr(), length).decode("utf-8")
+
+
 def gather(profile: Any, *, group: Any = None, dst: int = 0) -> Optional[JobProfile]:
     """Collective over ``torch.distributed``: joins every rank's profile into the job report on rank
-    ``dst`` (a global rank, as in ``torch.distributed.gather_object``) and returns it there; returns
+    ``dst`` (a global rank, as in ``torch.distributed.gather``) and returns it there; returns
     ``None`` on the other ranks. Every rank of ``group`` (default: the world) must call it.
 
     Needs an initialised process group (any backend; gloo on CPU). Raises RuntimeError without one,
@@ -144,12 +152,24 @@ def gather(profile: Any, *, group: Any = None, dst: int = 0) -> Optional[JobProf
             "regionprof.gather needs an initialised torch.distributed process group "
             "(torch.distributed.init_process_group)"
         )
+    import torch
+
     rank = dist.get_rank()
-    payload = compact_payload(profile, rank=rank, world_size=dist.get_world_size(group))
-    received: Optional[List[Optional[str]]] = [None] * dist.get_world_size(group) if rank == dst else None
-    dist.gather_object(payload, received, dst=dst, group=group)
+    world_size = dist.get_world_size(group)
+    payload = compact_payload(profile, rank=rank, world_size=world_size).encode("utf-8")
+    # Tensors, not gather_object: no pickle, no numpy. NCCL moves only CUDA tensors.
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend(group) == "nccl" else torch.device("cpu")
+    sizes = [torch.zeros(1, dtype=torch.int64, device=device) for _ in range(world_size)]
+    dist.all_gather(sizes, torch.tensor([len(payload)], dtype=torch.int64, device=device), group=group)
+    lengths = [int(size.item()) for size in sizes]
+    padded = torch.zeros(max(lengths), dtype=torch.uint8, device=device)
+    if payload:
+        padded[: len(payload)] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
+    received = [torch.empty_like(padded) for _ in range(world_size)] if rank == dst else None
+    dist.gather(padded, received, dst=dst, group=group)
     if received is None:
         return None
+    texts = [_text_of(buffer, length) for buffer, length in zip(received, lengths)]
     # received[i] is the group's rank i; messages name its global rank.
-    names = [f"rank {i if group is None else dist.get_global_rank(group, i)}" for i in range(len(received))]
-    return merge_texts([text or "" for text in received], names)
+    names = [f"rank {i if group is None else dist.get_global_rank(group, i)}" for i in range(world_size)]
+    return merge_texts(texts, names)
