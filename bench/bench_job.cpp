@@ -79,10 +79,11 @@ void BM_MergeRanks(benchmark::State& state) {
   for (const std::string& text : texts) input_bytes += text.size();
   std::uint64_t output_bytes = 0;
   for (auto _ : state) {
-    std::vector<regionprof::saved_profile> profiles;
+    std::vector<regionprof::named_profile> profiles;
     profiles.reserve(texts.size());
     for (std::size_t r = 0; r < texts.size(); ++r) {
-      profiles.push_back(regionprof::read_profile_text(texts[r], "rank-" + std::to_string(r) + ".json"));
+      const std::string name = "rank-" + std::to_string(r) + ".json";
+      profiles.push_back({name, regionprof::read_profile_text(texts[r], name)});
     }
     const regionprof::job_report job = regionprof::merge_ranks(std::move(profiles));
     const std::string json = regionprof::job_to_json(job);

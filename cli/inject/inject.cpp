@@ -277,7 +277,7 @@ void write_profile(int signal_number) noexcept {
     }
     t.target_type = "process";
     t.target_extra_json = boost::json::serialize(target);
-    const report_context context{s.config.warmup_runs, 0, false, {}, {}};
+    const report_context context{s.config.warmup_runs, 0, false, {}, {}, {}, {}};
     const Profile profile(std::move(t), s.config.analysis, context);
     write_output("json", [&] { profile.write_json(s.config.json_path); });
     if (s.config.markdown_path) write_output("markdown", [&] { profile.write_markdown(*s.config.markdown_path); });

@@ -70,8 +70,8 @@ Examples:
   }
 
   int execute() override {
-    const saved_profile a = read_profile(*a_path_);
-    const saved_profile b = read_profile(*b_path_);
+    const named_profile a{*a_path_, read_profile(*a_path_)};
+    const named_profile b{*b_path_, read_profile(*b_path_)};
     const profile_diff diff = diff_profiles(a, b, options_);
     if (json_path_) write_text_file(*json_path_, to_json(diff));
     if (html_path_) write_text_file(*html_path_, to_html(diff));

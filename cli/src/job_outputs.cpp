@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <thread>
@@ -42,15 +43,15 @@ void write_job_outputs(const job_report& job, const report_settings& settings, s
   }
 }
 
-std::vector<saved_profile> analyze_traces(const std::vector<std::string>& paths, const report_settings& settings) {
-  std::vector<saved_profile> profiles(paths.size());
+std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths, const report_settings& settings) {
+  std::vector<std::optional<named_profile>> profiles(paths.size());
   std::vector<std::exception_ptr> failures(paths.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
-        const Profile profile(import_kineto_trace(paths[i]), settings.analysis, report_context{});
-        profiles[i] = read_profile_text(profile.json(), paths[i]);
+        Profile profile(import_kineto_trace(paths[i]), settings.analysis, report_context{});
+        profiles[i].emplace(named_profile{paths[i], std::move(profile).without_events()});
       } catch (...) {
         failures[i] = std::current_exception();
       }
@@ -65,7 +66,10 @@ std::vector<saved_profile> analyze_traces(const std::vector<std::string>& paths,
   for (const std::exception_ptr& failure : failures) {
     if (failure) std::rethrow_exception(failure);
   }
-  return profiles;
+  std::vector<named_profile> out;
+  out.reserve(profiles.size());
+  for (std::optional<named_profile>& profile : profiles) out.push_back(std::move(*profile));
+  return out;
 }
 
 }  // namespace regionprof::cli

@@ -21,12 +21,13 @@ namespace regionprof::cli {
 void write_job_outputs(const job_report& job, const report_settings& settings, std::ostream& out);
 
 /// Imports and analyses every trace with `settings.analysis`, one thread per core (at most one per
-/// file), and returns each one's profile as its JSON report reads back, in the order of `paths`.
+/// file), and returns each one's profile without its events (Profile::without_events), in the order of
+/// `paths`.
 /// The first failure in that order is rethrown (import_error names the file).
 ///
 /// ```
 /// auto profiles = analyze_traces({"rank0.json.gz", "rank1.json.gz"}, settings);
 /// ```
-std::vector<saved_profile> analyze_traces(const std::vector<std::string>& paths, const report_settings& settings);
+std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths, const report_settings& settings);
 
 }  // namespace regionprof::cli

@@ -56,9 +56,9 @@ Examples:
   }
 
   int execute() override {
-    std::vector<saved_profile> profiles;
+    std::vector<named_profile> profiles;
     profiles.reserve(profile_paths_.size());
-    for (const std::string& path : profile_paths_) profiles.push_back(read_profile(path));
+    for (const std::string& path : profile_paths_) profiles.push_back({path, read_profile(path)});
     write_job_outputs(merge_ranks(std::move(profiles)), settings_, std::cout);
     return exit_ok;
   }

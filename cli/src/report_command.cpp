@@ -11,7 +11,6 @@
 #include "number_option.hpp"
 #include "output_file.hpp"
 #include "regionprof/profile_reader.hpp"
-#include "regionprof/saved_report.hpp"
 
 namespace regionprof::cli {
 namespace {
@@ -71,20 +70,20 @@ Examples:
   }
 
   int execute() override {
-    const saved_report_input input = to_report_input(read_profile(profile_path_));
+    const Profile profile = read_profile(profile_path_);
     std::string text;
     switch (format_) {
       case report_format::markdown:
-        text = to_markdown(input.result, input.source, input.options, input.context, markdown_options{runs_detail_});
+        text = profile.markdown(markdown_options{runs_detail_});
         break;
       case report_format::table: {
         const char* no_color = std::getenv("NO_COLOR");
         const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
-        text = to_terminal_table(input.result, input.source, colour);
+        text = profile.terminal_table(colour);
         break;
       }
       case report_format::html:
-        text = to_html(input.result, input.source, input.options, input.context);
+        text = profile.html();
         break;
     }
     if (output_path_) {

@@ -157,7 +157,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   }
 
   const report_context context{options.warmup_runs, options.measured_runs, options.uses_inference_function, {},
-                               options.input};
+                               options.input, {}, {}};
   Profile result(std::move(t), analysis, context);
   const std::size_t runs = result.result().runs.size();
   if (runs != options.measured_runs) {

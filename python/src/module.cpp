@@ -27,6 +27,7 @@
 #include "regionprof/harness.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
+#include "regionprof/profile_reader.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
 
@@ -111,6 +112,7 @@ NB_MODULE(_native, m) {
   m.doc() = "regionprof's native core: harness, Kineto import, analysis, reports, NVTX regions";
 
   nb::exception<regionprof::import_error>(m, "TraceError", PyExc_ValueError);
+  nb::exception<regionprof::profile_read_error>(m, "ProfileReadError", PyExc_ValueError);
 
   nb::class_<regionprof::Profile>(m, "NativeProfile")
       .def("json", &regionprof::Profile::json, "The JSON report (docs/report-schema.md) as text.")
@@ -121,6 +123,7 @@ NB_MODULE(_native, m) {
           },
           nb::arg("runs_detail") = nb::none(),
           "The Markdown report; runs_detail: how many runs get a detailed table (default: all up to 5).")
+      .def("html", &regionprof::Profile::html, "The HTML report (one self-contained page) as text.")
       .def("chrome_trace", &regionprof::Profile::chrome_trace, "The Chrome trace as text.")
       .def("write_json", &regionprof::Profile::write_json, nb::arg("path"))
       .def("write_trace", &regionprof::Profile::write_trace, nb::arg("path"));
@@ -133,6 +136,13 @@ NB_MODULE(_native, m) {
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
         nb::arg("cross_thread"), nb::arg("row_limit"),
         "Imports a torch.profiler (Kineto) trace and analyses it.");
+  // Loading a saved JSON report into the one result model (regionprof/profile_reader.hpp): the profile
+  // writes the JSON, Markdown and HTML its analysis wrote. profile_read_error is a ValueError.
+  m.def("read_profile", &regionprof::read_profile, nb::arg("path"), "Reads a saved JSON report (a file).");
+  m.def("read_profile_text",
+        [](const std::string& text, const std::string& name) { return regionprof::read_profile_text(text, name); },
+        nb::arg("text"), nb::arg("name") = "<memory>",
+        "Reads a saved JSON report from its text; `name` stands for the file in messages.");
   m.def("parse_region_arg",
         [](const std::string& arg) {
           const regionprof::name_rule rule = regionprof::parse_region_arg(arg);

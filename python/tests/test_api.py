@@ -185,3 +185,22 @@ def test_profile_round_trip_through_its_own_trace(tmp_path: Path) -> None:
     q = regionprof.analyze(p.trace_file, regions=["region:(.*)=region"])
     # The trace keeps the internal warm-up run: 1 + 2 markers.
     assert len(q.data["runs"]) == 3 and calls(q) == {"region:x": 1}
+
+
+def test_native_read_profile_gives_the_same_reports(tmp_path: Path) -> None:
+    from regionprof import _native
+
+    def step() -> None:
+        with regionprof.region("x"):
+            pass
+
+    p = regionprof.profile(step, measured_runs=3)
+    text = p.json()  # created_at is the time it was written: compare with the text read
+    saved = _native.read_profile_text(text, "p.json")
+    assert saved.json() == text
+    assert "region:x" in saved.markdown() and saved.html().startswith("<!DOCTYPE html>")
+    path = tmp_path / "p.json"
+    p.write_json(path)
+    assert _native.read_profile(str(path)).json() == path.read_text()
+    with pytest.raises(ValueError, match="p.json: not a regionprof profile"):
+        _native.read_profile_text("{}", "p.json")

@@ -81,10 +81,10 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
       // One profile per benchmark, named after it, readable as a regionprof profile.
       const std::filesystem::path profile = dir / (std::string(name) + ".json");
       BOOST_TEST_REQUIRE(std::filesystem::exists(profile), profile);
-      const regionprof::saved_profile saved = regionprof::read_profile(profile.string());
-      BOOST_TEST(saved.target_type == "google_benchmark");
-      BOOST_TEST(!saved.runs.empty());
-      BOOST_TEST(saved.regions.size() == 2u);
+      const regionprof::Profile saved = regionprof::read_profile(profile.string());
+      BOOST_TEST(saved.source().target_type == "google_benchmark");
+      BOOST_TEST(!saved.result().runs.empty());
+      BOOST_TEST(saved.result().regions.size() == 2u);
     }
   }
   std::size_t files = 0;

@@ -10,6 +10,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/job.hpp"
+#include "regionprof/profile_reader.hpp"
 
 using namespace regionprof;
 
@@ -27,10 +28,12 @@ struct run_row {
 };
 
 /// A minimal saved profile (the keys the reader requires, plus target.rank and region device times).
-saved_profile profile(std::optional<int> rank, const std::vector<run_row>& runs, const std::string& name,
-                      std::optional<std::string> rank_key = "rank") {
+named_profile profile(std::optional<int> rank, const std::vector<run_row>& runs, const std::string& name,
+                      std::optional<std::string> rank_key = "rank",
+                      std::optional<boost::json::object> distributed_info = std::nullopt) {
   boost::json::object target{{"type", "process"}, {"host", "h" + name}, {"pid", 100 + rank.value_or(0)}};
   if (rank && rank_key) target[*rank_key] = *rank;
+  if (distributed_info) target["distributedInfo"] = *distributed_info;
   boost::json::array run_array;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     boost::json::array regions;
@@ -45,8 +48,9 @@ saved_profile profile(std::optional<int> rank, const std::vector<run_row>& runs,
         {"regions", std::move(regions)},
         {"residual", boost::json::object{{"cpu_time_us", 0.0}}}});
   }
-  const boost::json::object doc{{"schema_version", 1}, {"target", std::move(target)}, {"runs", std::move(run_array)}};
-  return read_profile_text(boost::json::serialize(doc), name);
+  const boost::json::object doc{{"schema_version", 1}, {"created_at", "2024-01-02T03:04:05Z"},
+                                {"target", std::move(target)}, {"runs", std::move(run_array)}};
+  return {name, read_profile_text(boost::json::serialize(doc), name)};
 }
 
 const cross_rank_region& region(const cross_rank_run& run, const std::string& id) {
@@ -59,8 +63,8 @@ const cross_rank_region& region(const cross_rank_run& run, const std::string& id
 
 /// Ranks 2, 0, 1 in that order. Run 0 CPU: rank 0 100 us, rank 1 130 us, rank 2 110 us;
 /// region a: 40, 70, 50 us; region b: CPU 20, 20, 20 us, device 10, 10, 30 us.
-std::vector<saved_profile> three_ranks() {
-  std::vector<saved_profile> p;
+std::vector<named_profile> three_ranks() {
+  std::vector<named_profile> p;
   p.push_back(profile(2, {{110, {{"r:a", 50, {}}, {"r:b", 20, 30}}}}, "p2.json"));
   p.push_back(profile(0, {{100, {{"r:a", 40, {}}, {"r:b", 20, 10}}}}, "p0.json"));
   p.push_back(profile(1, {{130, {{"r:a", 70, {}}, {"r:b", 20, 10}}}}, "p1.json"));
@@ -75,7 +79,7 @@ BOOST_AUTO_TEST_CASE(ranks_are_placed_by_their_rank_and_stragglers_found) {
   const job_report job = merge_ranks(three_ranks());
   BOOST_TEST_REQUIRE(job.ranks.size() == 3u);
   BOOST_TEST(job.ranks[0].rank == 0u);
-  BOOST_TEST(job.ranks[0].profile.file == "p0.json");
+  BOOST_TEST(job.ranks[0].file == "p0.json");
   BOOST_TEST(job.ranks[0].host == "hp0.json");
   BOOST_TEST(*job.ranks[0].pid == 100);
   BOOST_TEST(job.ranks[2].rank == 2u);
@@ -104,7 +108,7 @@ BOOST_AUTO_TEST_CASE(ranks_are_placed_by_their_rank_and_stragglers_found) {
 }
 
 BOOST_AUTO_TEST_CASE(an_even_count_takes_the_mean_of_the_middle_two) {
-  std::vector<saved_profile> p;
+  std::vector<named_profile> p;
   p.push_back(profile(0, {{100, {{"r:a", 0, {}}}}}, "p0.json"));
   p.push_back(profile(1, {{140, {{"r:a", 0, {}}}}}, "p1.json"));
   const job_report job = merge_ranks(std::move(p));
@@ -114,7 +118,7 @@ BOOST_AUTO_TEST_CASE(an_even_count_takes_the_mean_of_the_middle_two) {
 }
 
 BOOST_AUTO_TEST_CASE(mismatched_ranks_are_merged_by_run_index_with_a_warning) {
-  std::vector<saved_profile> p;
+  std::vector<named_profile> p;
   p.push_back(profile(0, {{100, {{"r:a", 40, {}}, {"r:c", 5, {}}}}, {200, {{"r:a", 80, {}}}}}, "p0.json"));
   p.push_back(profile(1, {{120, {{"r:a", 60, {}}}}}, "p1.json"));
   const job_report job = merge_ranks(std::move(p));
@@ -134,15 +138,15 @@ BOOST_AUTO_TEST_CASE(mismatched_ranks_are_merged_by_run_index_with_a_warning) {
 }
 
 BOOST_AUTO_TEST_CASE(without_distinct_ranks_the_input_order_decides) {
-  std::vector<saved_profile> none;
+  std::vector<named_profile> none;
   none.push_back(profile(std::nullopt, {{100, {}}}, "x.json"));
   none.push_back(profile(std::nullopt, {{300, {}}}, "y.json"));
   const job_report plain = merge_ranks(std::move(none));
-  BOOST_TEST(plain.ranks[1].profile.file == "y.json");
+  BOOST_TEST(plain.ranks[1].file == "y.json");
   BOOST_TEST(plain.runs[0].cpu.slowest_rank == 1u);
   BOOST_TEST(plain.warnings.empty());  // none has a rank: nothing to disagree with
 
-  std::vector<saved_profile> twice;
+  std::vector<named_profile> twice;
   twice.push_back(profile(3, {{100, {}}}, "x.json"));
   twice.push_back(profile(3, {{300, {}}}, "y.json"));
   const job_report repeated = merge_ranks(std::move(twice));
@@ -151,22 +155,19 @@ BOOST_AUTO_TEST_CASE(without_distinct_ranks_the_input_order_decides) {
   BOOST_TEST_REQUIRE(repeated.warnings.size() == 1u);
   BOOST_TEST((repeated.warnings[0].code == warning_code::rank_mismatch));
 
-  std::vector<saved_profile> kineto;  // analyze of a Kineto trace: target.distributedInfo.rank
-  saved_profile first = profile(std::nullopt, {{100, {}}}, "k7.json");
-  first.document.as_object()["target"].as_object()["distributedInfo"] = boost::json::object{{"rank", 7}};
-  saved_profile second = profile(std::nullopt, {{100, {}}}, "k5.json");
-  second.document.as_object()["target"].as_object()["distributedInfo"] = boost::json::object{{"rank", 5}};
-  kineto.push_back(std::move(first));
-  kineto.push_back(std::move(second));
+  std::vector<named_profile> kineto;  // analyze of a Kineto trace: target.distributedInfo.rank
+  kineto.push_back(profile(std::nullopt, {{100, {}}}, "k7.json", "rank", boost::json::object{{"rank", 7}}));
+  kineto.push_back(profile(std::nullopt, {{100, {}}}, "k5.json", "rank", boost::json::object{{"rank", 5}}));
   const job_report by_info = merge_ranks(std::move(kineto));
   BOOST_TEST(by_info.ranks[0].rank == 5u);
-  BOOST_TEST(by_info.ranks[0].profile.file == "k5.json");
+  BOOST_TEST(by_info.ranks[0].file == "k5.json");
   BOOST_CHECK_THROW(merge_ranks({}), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(the_json_document_holds_every_profile_and_the_figures) {
-  std::vector<saved_profile> input = three_ranks();
-  const boost::json::value rank0_document = input[1].document;
+  std::vector<named_profile> input = three_ranks();
+  // Each rank's profile is its own JSON report, nested.
+  const boost::json::value rank0_document = boost::json::parse(input[1].profile.json());
   const std::string text = job_to_json(merge_ranks(std::move(input)));
   BOOST_TEST(text.starts_with("{\n  \"kind\": \"regionprof_job\",\n  \"schema_version\": 1,\n"));
   BOOST_TEST(text.ends_with("\n}\n"));
@@ -210,7 +211,7 @@ BOOST_AUTO_TEST_CASE(the_markdown_leads_with_the_stragglers) {
 }
 
 BOOST_AUTO_TEST_CASE(the_trace_has_one_process_per_rank_and_aligned_runs) {
-  std::vector<saved_profile> p;
+  std::vector<named_profile> p;
   p.push_back(profile(0, {{100, {{"r:a", 40, 7}}}, {50, {}}}, "p0.json"));
   p.push_back(profile(1, {{130, {{"r:a", 60, {}}}}, {60, {}}}, "p1.json"));
   std::ostringstream out;

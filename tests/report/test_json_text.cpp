@@ -6,7 +6,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report_fixtures.hpp"
 
 using namespace regionprof::report_detail;

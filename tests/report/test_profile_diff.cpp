@@ -13,55 +13,60 @@ namespace tt = boost::test_tools;
 
 namespace {
 
+named_profile named(std::string file, analysis_result result) {
+  return {std::move(file), Profile(trace{}, analysis_options{}, report_context{}, std::move(result))};
+}
+
 /// A profile whose run i has region `id` at cpu_us[i] us and a run total of cpu_us[i] + 100 us.
-saved_profile profile_of(const std::string& id, const std::vector<double>& cpu_us) {
-  saved_profile profile;
-  profile.file = id + ".json";
-  profile.regions.push_back({id, "", "", "-"});
+named_profile profile_of(const std::string& id, const std::vector<double>& cpu_us) {
+  analysis_result result;
+  result.regions.push_back({id, "", "", "-"});
   for (std::size_t i = 0; i < cpu_us.size(); ++i) {
-    saved_run run;
+    run_result run;
     run.run_index = i;
     const auto ns = static_cast<std::int64_t>(std::llround(cpu_us[i] * 1000.0));
-    run.cpu_ns = run.wall_ns = ns + 100'000;
-    run.regions.push_back({id, 1, ns, std::nullopt, std::nullopt});
-    run.residual.cpu_ns = 100'000;
-    profile.runs.push_back(run);
+    run.cpu_time_ns = run.wall_time_ns = ns + 100'000;
+    run.regions.push_back({0, 1, ns, std::nullopt, std::nullopt});
+    run.residual_cpu_ns = 100'000;
+    result.runs.push_back(run);
   }
-  return profile;
+  return named(id + ".json", std::move(result));
 }
 
 /// A 5-run profile with region `r:a` at a_us[i] (run total a_us[i] + 100 us) and the tree paths
 /// `r:a` (a_us[i]) and `r:a > <child>` (us[i]; absent where negative) for each child.
-saved_profile tree_profile(const std::string& file, const std::vector<double>& a_us,
+named_profile tree_profile(const std::string& file, const std::vector<double>& a_us,
                            const std::vector<std::pair<std::string, std::vector<double>>>& children) {
-  saved_profile profile;
-  profile.file = file;
-  profile.regions.push_back({"r:a", "a", "r", "-"});
+  analysis_result result;
+  result.regions.push_back({"r:a", "a", "r", "-"});
+  result.tree_regions = result.regions;
+  for (const auto& [child, us] : children) result.tree_regions.push_back({child, "", "", "-"});
+  result.has_region_tree = true;
   const auto ns = [](double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); };
   for (std::size_t i = 0; i < a_us.size(); ++i) {
-    saved_run run;
+    run_result run;
     run.run_index = i;
-    run.cpu_ns = run.wall_ns = ns(a_us[i]) + 100'000;
-    run.regions.push_back({"r:a", 1, ns(a_us[i]), std::nullopt, std::nullopt});
-    run.residual.cpu_ns = 100'000;
-    run.tree.emplace();
-    run.tree->push_back({{"r:a"}, 1, ns(a_us[i]), ns(a_us[i]), std::nullopt, std::nullopt});
-    for (const auto& [child, us] : children) {
+    run.cpu_time_ns = run.wall_time_ns = ns(a_us[i]) + 100'000;
+    run.regions.push_back({0, 1, ns(a_us[i]), std::nullopt, std::nullopt});
+    run.residual_cpu_ns = 100'000;
+    run.tree.push_back({0, tree_node::no_parent, 0, 1, ns(a_us[i]), ns(a_us[i]), std::nullopt, std::nullopt});
+    for (std::size_t c = 0; c < children.size(); ++c) {
+      const std::vector<double>& us = children[c].second;
       if (us[i] < 0) continue;
-      run.tree->push_back({{"r:a", child}, 1, ns(us[i]), ns(us[i]), std::nullopt, std::nullopt});
-      run.tree->front().self_cpu_ns -= ns(us[i]);
+      run.tree.push_back({static_cast<std::uint32_t>(c + 1), 0, 1, 1, ns(us[i]), ns(us[i]), std::nullopt, std::nullopt});
+      run.tree.front().self_cpu_time_ns -= ns(us[i]);
     }
-    profile.runs.push_back(run);
+    result.runs.push_back(run);
   }
-  return profile;
+  return named(file, std::move(result));
 }
 
 /// A: r:a {100..140}, r:a > r:c {50..54}, r:a > r:old {10, 10, 10, absent, absent}.
 /// B: r:a {200..240}, r:a > r:c {50..54}, r:a > r:new {5 x 5}.
 profile_diff tree_diff_of_two_profiles() {
-  const saved_profile a = tree_profile("a.json", {100, 110, 120, 130, 140},
+  const named_profile a = tree_profile("a.json", {100, 110, 120, 130, 140},
                                        {{"r:c", {50, 51, 52, 53, 54}}, {"r:old", {10, 10, 10, -1, -1}}});
-  const saved_profile b = tree_profile("b.json", {200, 210, 220, 230, 240},
+  const named_profile b = tree_profile("b.json", {200, 210, 220, 230, 240},
                                        {{"r:c", {50, 51, 52, 53, 54}}, {"r:new", {5, 5, 5, 5, 5}}});
   return diff_profiles(a, b, {0.01, 5.0});
 }
@@ -80,8 +85,8 @@ BOOST_AUTO_TEST_SUITE(profile_diff_verdicts)
 BOOST_AUTO_TEST_CASE(slower_beyond_and_within_the_gate) {
   // A {10..14}, B {20..24}: fully separated, 5 + 5 runs: exact p = 2 / C(10, 5) = 2 / 252 = 0.0079 < 0.01.
   // Medians 12 and 22: change +10 us = +83.33 %.
-  const saved_profile a = profile_of("r:x", {10, 11, 12, 13, 14});
-  const saved_profile b = profile_of("r:x", {24, 20, 22, 21, 23});
+  const named_profile a = profile_of("r:x", {10, 11, 12, 13, 14});
+  const named_profile b = profile_of("r:x", {24, 20, 22, 21, 23});
   profile_diff diff = diff_profiles(a, b, {0.01, 50.0});
   const diff_entry& cpu = region_cpu(diff);
   BOOST_TEST(cpu.exact);
@@ -116,7 +121,7 @@ BOOST_AUTO_TEST_CASE(overlapping_samples_are_within_noise) {
 }
 
 BOOST_AUTO_TEST_CASE(identical_profiles_are_unchanged) {
-  const saved_profile a = profile_of("r:x", {10, 11, 12});
+  const named_profile a = profile_of("r:x", {10, 11, 12});
   const profile_diff diff = diff_profiles(a, a, {0.01, 0.0});
   BOOST_TEST(region_cpu(diff).verdict == diff_verdict::unchanged);
   BOOST_TEST(region_cpu(diff).p_value == 1.0);
@@ -216,7 +221,7 @@ BOOST_AUTO_TEST_CASE(tree_paths_in_the_json_and_markdown_views) {
 
 BOOST_AUTO_TEST_CASE(no_tree_section_unless_both_profiles_have_a_tree) {
   // The reference module's profiles have no `tree`: profile_of() writes none.
-  const saved_profile with_tree = tree_profile("t.json", {1, 2, 3, 4, 5}, {});
+  const named_profile with_tree = tree_profile("t.json", {1, 2, 3, 4, 5}, {});
   const profile_diff diff = diff_profiles(with_tree, profile_of("r:a", {1, 2, 3, 4, 5}));
   BOOST_TEST(!diff.has_tree);
   BOOST_TEST(diff.tree.empty());

@@ -5,7 +5,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/profile_reader.hpp"
-#include "regionprof/saved_report.hpp"
 #include "report_fixtures.hpp"
 
 using namespace regionprof;
@@ -49,9 +48,8 @@ BOOST_AUTO_TEST_CASE(a_saved_profile_renders_the_same_markdown) {
     source.target_type = "fixture";
     const analysis_options options;
     const std::string original = to_markdown(result, source, options, fixed_context());
-    const saved_report_input input =
-        to_report_input(read_profile_text(to_json(result, source, options, fixed_context()), "fixture.json"));
-    const std::string again = to_markdown(input.result, input.source, input.options, input.context);
+    const Profile saved = read_profile_text(to_json(result, source, options, fixed_context()), "fixture.json");
+    const std::string again = saved.markdown();
     BOOST_TEST(again == original);
   }
 }
@@ -90,9 +88,8 @@ BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
   BOOST_TEST(contains(page, "<title>r:&lt;c&gt;: inclusive 200.000 us, self 200.000 us</title>"));
   BOOST_TEST(!contains(page, "r:<c>"));
   // Read back from the JSON report, the same chart.
-  const saved_report_input input =
-      to_report_input(read_profile_text(to_json(result, trace{}, analysis_options{}, fixed_context()), "t.json"));
-  const std::string again = to_html(input.result, input.source, input.options, input.context);
+  const Profile saved = read_profile_text(to_json(result, trace{}, analysis_options{}, fixed_context()), "t.json");
+  const std::string again = saved.html();
   const auto chart = [](const std::string& html) {
     const std::size_t from = html.find("<svg class=\"chart icicle\"");
     return from == std::string::npos ? std::string() : html.substr(from, html.find("</svg>", from) - from);

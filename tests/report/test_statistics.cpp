@@ -1,10 +1,10 @@
-// report/statistics.hpp: summaries and the Mann-Whitney U test against hand-computed values.
+// statistics/statistics.hpp: summaries and the Mann-Whitney U test against hand-computed values.
 #include <cmath>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
 
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 using namespace regionprof::stats;
 namespace tt = boost::test_tools;

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "regionprof/microseconds.hpp"  // microseconds_text_to_ns, which the importer reads times with
 #include "regionprof/trace.hpp"
 
 namespace regionprof {
@@ -92,11 +93,5 @@ trace import_kineto_trace(const std::string& path, const kineto_import_options& 
 /// ```
 trace import_kineto_trace_text(std::string_view bytes, const std::string& name = "<memory>",
                                const kineto_import_options& options = {});
-
-/// Converts the text of a JSON number of microseconds to integer nanoseconds exactly: digits are
-/// shifted, never multiplied as a double (1682725898236567.123 us -> 1682725898236567123 ns).
-/// More than 3 decimals round half to even. Returns nullopt when `text` is not a JSON number or the
-/// result does not fit in int64.
-std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) noexcept;
 
 }  // namespace regionprof

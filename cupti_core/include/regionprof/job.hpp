@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/profile_reader.hpp"
+#include "regionprof/profile.hpp"
 #include "regionprof/warnings.hpp"
 
 namespace regionprof {
@@ -20,7 +20,8 @@ struct job_rank {
   std::uint64_t rank = 0;
   std::string host;                ///< target.host; "" when the profile does not say
   std::optional<std::int64_t> pid;  ///< target.pid, when the profile says
-  saved_profile profile;
+  std::string file;                ///< named_profile::file
+  Profile profile;
 };
 
 /// One figure across the ranks that have it. Times in ns; the median of an even count is the mean of
@@ -55,27 +56,30 @@ struct cross_rank_run {
 /// The job: ranks in ascending rank order, the cross-rank statistics, and the job's own warnings
 /// (RANK_MISMATCH; every rank's warnings stay in its profile).
 struct job_report {
+  std::string created_at;  ///< ISO-8601 (`created_at`); empty: the time the report is written
   std::vector<job_rank> ranks;
   std::vector<cross_rank_run> runs;  ///< one per run index up to the largest run count of any rank
   std::vector<warning> warnings;
 };
 
-/// Joins rank profiles into one job report. A profile's rank is its `target.rank`, else its
+/// Joins rank profiles (live, Profile(trace, options).without_events(), or read back, read_profile) into
+/// one job report. A profile's rank is its target's `rank` (the report's
+/// `target.rank`: a member of trace::target_extra_json), else its
 /// `target.distributedInfo.rank` (Kineto), else its place in `profiles`; when some profile has none or
 /// two have the same, every rank is its place, with a RANK_MISMATCH warning. Ranks with different run
 /// counts or regions are merged by run index, with a RANK_MISMATCH warning, never dropped: a figure's
 /// statistics are over the ranks that have it. Throws std::invalid_argument for an empty `profiles`.
 ///
 /// ```
-/// std::vector<regionprof::saved_profile> profiles;
-/// for (const char* p : {"prof-0.json", "prof-1.json"}) profiles.push_back(regionprof::read_profile(p));
+/// std::vector<regionprof::named_profile> profiles;
+/// for (const char* p : {"prof-0.json", "prof-1.json"}) profiles.push_back({p, regionprof::read_profile(p)});
 /// regionprof::job_report job = regionprof::merge_ranks(std::move(profiles));
 /// std::printf("slowest in run 0: rank %llu\n", (unsigned long long)job.runs[0].cpu.slowest_rank);
 /// ```
-job_report merge_ranks(std::vector<saved_profile> profiles);
+job_report merge_ranks(std::vector<named_profile> profiles);
 
 /// The job report as JSON (`"kind": "regionprof_job"`, schema_version 1; docs/report-schema.md): one
-/// member per line, 2-space indent, final newline; each rank's profile as it was read.
+/// member per line, 2-space indent, final newline; each rank's profile as its JSON report (to_json), nested.
 ///
 /// ```
 /// std::ofstream("job.json") << regionprof::job_to_json(job);

@@ -1,4 +1,4 @@
-// Comparing two saved profiles (A: the baseline, B: the candidate) region by region and time domain by
+// Comparing two profiles (the one result model; A: the baseline, B: the candidate) region by region and time domain by
 // time domain: medians, the change, the two-sided Mann-Whitney U p-value over the per-run values, and a
 // verdict (docs/cli.md, "regionprof diff").
 #pragma once
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "regionprof/profile_reader.hpp"
+#include "regionprof/profile.hpp"
 
 namespace regionprof {
 
@@ -85,11 +85,12 @@ struct profile_diff {
 /// counting 0.
 ///
 /// ```
-/// auto diff = regionprof::diff_profiles(regionprof::read_profile("a.json"), regionprof::read_profile("b.json"),
-///                                       {.alpha = 0.01, .fail_if_slower = 5.0});
+/// const regionprof::named_profile a{"a.json", regionprof::read_profile("a.json")};
+/// const regionprof::named_profile b{"b.json", regionprof::read_profile("b.json")};
+/// auto diff = regionprof::diff_profiles(a, b, {.alpha = 0.01, .fail_if_slower = 5.0});
 /// return diff.gate_failed ? 3 : 0;
 /// ```
-profile_diff diff_profiles(const saved_profile& a, const saved_profile& b, const diff_options& options = {});
+profile_diff diff_profiles(const named_profile& a, const named_profile& b, const diff_options& options = {});
 
 /// The diff as JSON (docs/cli.md, "Diff JSON"), one member per line, final newline.
 std::string to_json(const profile_diff& diff);

@@ -18,13 +18,19 @@ struct report_input {
   std::vector<std::string> kwargs;  ///< keyword argument names, in call order
 };
 
-/// How the data behind a report was taken (report `config`, `target`, `input`).
+/// How the data behind a report was taken (report `created_at`, `tool`, `config`, `input`; the analysis
+/// options and the trace's target give the rest). A profile read back from a report (read_profile) has
+/// the file's values here, so writing it again reproduces the file.
 struct report_context {
   std::size_t warmup_runs = 0;
   std::size_t measured_runs = 0;  ///< 0: the number of runs found
   bool uses_inference_function = false;
   std::string created_at;  ///< ISO-8601; empty: the time the report is written
   report_input input;      ///< report `input`
+  /// Report `tool.name` and `tool.version`; empty: `regionprof` and this build's version. Set from the file
+  /// for a read-back profile (another tool's, such as the reference module's, keeps its name).
+  std::string tool_name;
+  std::string tool_version;
 };
 
 /// Settings of the Markdown view only.

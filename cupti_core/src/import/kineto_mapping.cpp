@@ -11,7 +11,7 @@
 
 #include "import/error_position.hpp"
 #include "import/input_window.hpp"
-#include "import/microseconds.hpp"
+#include "json/microseconds.hpp"
 #include "import/regionprof_metadata.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/warnings.hpp"
@@ -249,13 +249,13 @@ bool kineto_mapper::read_times(const pending_event& event, const char* start, st
   if (!event.present(f_ts)) fail_event(start, "complete event ('ph': 'X') without 'ts'");
   if (!event.present(f_dur)) fail_event(start, "complete event ('ph': 'X') without 'dur'");
   std::int64_t ts = 0;
-  if (!import_detail::microseconds_to_ns_fast(event.ts, ts)) {
+  if (!json_detail::microseconds_to_ns_fast(event.ts, ts)) {
     const auto exact = microseconds_text_to_ns(event.ts);
     if (!exact) fail_event(start, "'ts' " + quote_text(event.ts) + " is not a number of microseconds that fits in int64 ns");
     ts = *exact;
   }
   std::int64_t dur = 0;
-  if (!import_detail::microseconds_to_ns_fast(event.dur, dur)) {
+  if (!json_detail::microseconds_to_ns_fast(event.dur, dur)) {
     const auto exact = microseconds_text_to_ns(event.dur);
     if (!exact) fail_event(start, "'dur' " + quote_text(event.dur) + " is not a number of microseconds that fits in int64 ns");
     dur = *exact;

@@ -1,7 +1,7 @@
 // Chrome trace export in Kineto's conventions; the format contract is in regionprof/report.hpp.
 //
-// Streamed: events are formatted into a 1 MiB buffer that is handed to the stream when full, so a
-// 10-million-event trace costs the buffer plus a few arrays of correlation ids, never a DOM.
+// Streamed through the one event writer (report/chrome_events.hpp): a 10-million-event trace costs its
+// 1 MiB buffer plus a few arrays of correlation ids, never a DOM.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -18,17 +18,14 @@
 #include <boost/json/value.hpp>
 
 #include "regionprof/report.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
+#include "report/chrome_events.hpp"
 
 namespace regionprof {
 namespace {
 
-using report_detail::append_int;
 using report_detail::append_json_string;
 using report_detail::append_uint;
-using report_detail::append_us;
-
-constexpr std::size_t flush_bytes = std::size_t{1} << 20;
 
 /// Top-level names this format uses itself; a target_extra_json member of the same name is not written.
 bool is_reserved_top_level(std::string_view key) {
@@ -65,8 +62,8 @@ std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {
 
 class chrome_writer {
  public:
-  chrome_writer(const trace& source, std::ostream& out) : source_(source), out_(out) {
-    buffer_.reserve(flush_bytes + 64 * 1024);
+  chrome_writer(const trace& source, std::ostream& out)
+      : source_(source), events_(out, "regionprof::write_chrome_trace"), buffer_(events_.text()) {
     name_state_.assign(source.strings.size(), name_unknown);
   }
 
@@ -77,10 +74,7 @@ class chrome_writer {
     link_correlations();
     write_intervals();
     write_device_ops();
-    buffer_ += "\n]}\n";
-    flush();
-    out_.flush();
-    if (!out_) fail();
+    events_.finish();
   }
 
  private:
@@ -134,7 +128,7 @@ class chrome_writer {
   void write_metadata() {
     for (const thread_info& thread : source_.threads) {
       if (thread.name == 0) continue;
-      metadata_event("thread_name", thread.pid, thread.tid);
+      events_.metadata_event("thread_name", thread.pid, thread.tid);
       append_name(thread.name);
       buffer_ += "}}";
     }
@@ -154,12 +148,12 @@ class chrome_writer {
       const std::uint64_t stream = key & 0xffffffffu;
       if (device != previous_device) {
         previous_device = device;
-        metadata_event("process_name", static_cast<std::int64_t>(device), 0);
+        events_.metadata_event("process_name", static_cast<std::int64_t>(device), 0);
         buffer_ += "\"GPU ";
         append_uint(buffer_, device);
         buffer_ += "\"}}";
       }
-      metadata_event("thread_name", static_cast<std::int64_t>(device), static_cast<std::int64_t>(stream));
+      events_.metadata_event("thread_name", static_cast<std::int64_t>(device), static_cast<std::int64_t>(stream));
       buffer_ += "\"stream ";
       append_uint(buffer_, stream);
       buffer_ += "\"}}";
@@ -214,7 +208,7 @@ class chrome_writer {
         const std::size_t link = linked_index(interval.correlation_id);
         if (link != npos && !flow_started_[link]) {
           flow_started_[link] = true;
-          flow_event('s', interval.correlation_id, thread.pid, thread.tid, interval.start_ns);
+          events_.flow_event('s', interval.correlation_id, thread.pid, thread.tid, interval.start_ns);
         }
       }
     }
@@ -234,61 +228,16 @@ class chrome_writer {
         append_uint(buffer_, op.bytes);
       }
       buffer_ += "}}";
-      if (linked_index(op.correlation_id) != npos) flow_event('f', op.correlation_id, op.device, op.stream, op.start_ns);
+      if (linked_index(op.correlation_id) != npos) {
+        events_.flow_event('f', op.correlation_id, op.device, op.stream, op.start_ns);
+      }
     }
   }
 
-  /// `{"ph":"M","name":<kind>,"pid":..,"tid":..,"args":{"name":` (the caller adds the name and `}}`).
-  void metadata_event(std::string_view kind, std::int64_t pid, std::int64_t tid) {
-    begin_event();
-    buffer_ += "{\"ph\":\"M\",\"name\":\"";
-    buffer_ += kind;
-    buffer_ += "\",\"pid\":";
-    append_int(buffer_, pid);
-    buffer_ += ",\"tid\":";
-    append_int(buffer_, tid);
-    buffer_ += ",\"args\":{\"name\":";
-  }
-
-  /// `{"ph":"X","cat":..,"name":..,"pid":..,"tid":..,"ts":..,"dur":..` (the caller adds args and `}`).
+  /// The event writer's complete event, its name through the per-id classification.
   void complete_event(std::string_view cat, name_id name, std::int64_t pid, std::int64_t tid, std::int64_t start_ns,
                       std::int64_t end_ns) {
-    begin_event();
-    buffer_ += "{\"ph\":\"X\",\"cat\":\"";
-    buffer_ += cat;
-    buffer_ += "\",\"name\":";
-    append_name(name);
-    buffer_ += ",\"pid\":";
-    append_int(buffer_, pid);
-    buffer_ += ",\"tid\":";
-    append_int(buffer_, tid);
-    buffer_ += ",\"ts\":";
-    append_us(buffer_, start_ns);
-    buffer_ += ",\"dur\":";
-    append_us(buffer_, end_ns - start_ns);
-  }
-
-  /// An `ac2g` flow start (`s`, on the API call) or end (`f`, bound to the enclosing device op).
-  void flow_event(char phase, std::uint32_t id, std::int64_t pid, std::int64_t tid, std::int64_t ts_ns) {
-    begin_event();
-    buffer_ += "{\"ph\":\"";
-    buffer_ += phase;
-    buffer_ += "\",\"id\":";
-    append_uint(buffer_, id);
-    buffer_ += ",\"pid\":";
-    append_int(buffer_, pid);
-    buffer_ += ",\"tid\":";
-    append_int(buffer_, tid);
-    buffer_ += ",\"ts\":";
-    append_us(buffer_, ts_ns);
-    buffer_ += phase == 'f' ? ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}" : ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}";
-  }
-
-  /// Separates events (one per line) and hands the buffer over when it is full.
-  void begin_event() {
-    if (buffer_.size() >= flush_bytes) flush();
-    buffer_ += first_event_ ? "\n" : ",\n";
-    first_event_ = false;
+    events_.complete_event(cat, source_.strings.view(name), name_is_plain(name), pid, tid, start_ns, end_ns - start_ns);
   }
 
   /// Every index in the trace points into its table (a producer bug otherwise, reported by position).
@@ -323,49 +272,24 @@ class chrome_writer {
     }
   }
 
-  /// Names are classified once per id: plain ones (the vast majority) are copied as they are. A name
-  /// of flush_bytes or more goes to the stream in pieces, never into the buffer whole.
-  void append_name(name_id id) {
-    const std::string_view text = source_.strings.view(id);
-    if (text.size() >= flush_bytes) {
-      flush();
-      written_ += report_detail::write_json_string(out_, buffer_, text);
-      if (!out_) fail();
-      return;
-    }
+  /// Names are classified once per id: plain ones (the vast majority) are copied as they are.
+  bool name_is_plain(name_id id) {
     std::uint8_t& state = name_state_[id];
-    if (state == name_unknown) state = report_detail::is_plain_json_string(text) ? name_plain : name_escaped;
-    if (state == name_plain) {
-      buffer_ += '"';
-      buffer_ += text;
-      buffer_ += '"';
-    } else {
-      append_json_string(buffer_, text);
+    if (state == name_unknown) {
+      state = report_detail::is_plain_json_string(source_.strings.view(id)) ? name_plain : name_escaped;
     }
+    return state == name_plain;
   }
-
-  void flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    written_ += buffer_.size();
-    buffer_.clear();
-    if (!out_) fail();
-  }
-
-  [[noreturn]] void fail() const {
-    throw std::runtime_error("regionprof::write_chrome_trace: the output stream failed after " + std::to_string(written_) +
-                             " bytes (disk full or closed?)");
-  }
+  void append_name(name_id id) { events_.string(source_.strings.view(id), name_is_plain(id)); }
 
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   const trace& source_;
-  std::ostream& out_;
-  std::string buffer_;
+  report_detail::chrome_event_writer events_;
+  std::string& buffer_;  ///< events_.text(): the header and each event's args
   std::vector<std::uint8_t> name_state_;
   std::vector<std::uint32_t> linked_;
   std::vector<bool> flow_started_;
-  std::size_t written_ = 0;
-  bool first_event_ = true;
 };
 
 }  // namespace

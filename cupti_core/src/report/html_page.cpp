@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "report/json_text.hpp"
-#include "report/statistics.hpp"
+#include "json/json_text.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof::report_detail::html {
 namespace {
@@ -41,6 +41,16 @@ std::string escape(std::string_view raw) {
     }
   }
   return out;
+}
+
+std::string cell(const std::string& text, bool number) {
+  return std::string(number ? "<td class=\"n\">" : "<td>") + text + "</td>";
+}
+
+std::string header_row(const std::vector<std::string>& titles) {
+  std::string out = "<thead><tr>";
+  for (const std::string& title : titles) out += "<th>" + escape(title) + "</th>";
+  return out + "</tr></thead>";
 }
 
 std::string fixed(double value, int decimals) {

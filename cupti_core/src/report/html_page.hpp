@@ -16,6 +16,11 @@ std::string escape(std::string_view text);
 /// A fixed-point decimal: fixed(1.23456, 3) = "1.235".
 std::string fixed(double value, int decimals);
 
+/// A table cell `<td>text</td>` (`text` already escaped); `number`: right-aligned (`class="n"`).
+std::string cell(const std::string& text, bool number = false);
+/// `<thead><tr><th>title</th>...</tr></thead>`, the titles escaped.
+std::string header_row(const std::vector<std::string>& titles);
+
 /// The i-th colour of the region palette (cycled), as `#rrggbb`.
 std::string_view palette(std::size_t i) noexcept;
 

@@ -1,15 +1,15 @@
 // The HTML views: a profile (stacked bar per run, each region's distribution across runs, key averages,
-// warnings) and a diff (A against B per region). One self-contained file each (report/html_page.hpp).
+// warnings), one self-contained file (report/html_page.hpp); the diff's is compare/diff_html.cpp.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "regionprof/profile_diff.hpp"
 #include "regionprof/report.hpp"
 #include "report/html_page.hpp"
 #include "report/report_common.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 #include "report/tree_report.hpp"
 
 namespace regionprof {
@@ -21,15 +21,8 @@ namespace html = report_detail::html;
 
 constexpr std::string_view residual_colour = "#c8c8c8";
 
-std::string cell(const std::string& text, bool number = false) {
-  return std::string(number ? "<td class=\"n\">" : "<td>") + text + "</td>";
-}
-
-std::string header_row(const std::vector<std::string>& titles) {
-  std::string out = "<thead><tr>";
-  for (const std::string& title : titles) out += "<th>" + html::escape(title) + "</th>";
-  return out + "</tr></thead>";
-}
+using html::cell;
+using html::header_row;
 
 std::string legend(const analysis_result& result) {
   std::string out = "<p class=\"legend\">";
@@ -104,10 +97,18 @@ std::string tree_icicle(const analysis_result& result) {
   std::vector<double> run_cpu_us;
   for (const run_result& run : result.runs) run_cpu_us.push_back(us(run.cpu_time_ns));
   const double total_us = stats::median(run_cpu_us);
+  // Colours: a region of `regions` its index (as in the other charts); a region seen only nested the
+  // next colours in the order the tree shows them, so that they follow from what the JSON report holds.
+  std::map<std::uint32_t, std::size_t> nested_colour;
   std::vector<html::icicle_node> nodes;
   for (const report_detail::tree_summary_node& node : tree) {
-    nodes.push_back({result.tree_regions.at(node.path.back()).id, node.path.size() - 1, node.cpu_ns / 1000.0,
-                     node.self_cpu_ns / 1000.0, std::string(html::palette(node.path.back()))});
+    const std::uint32_t region = node.path.back();
+    std::size_t colour = region;
+    if (region >= result.regions.size()) {
+      colour = nested_colour.try_emplace(region, result.regions.size() + nested_colour.size()).first->second;
+    }
+    nodes.push_back({result.tree_regions.at(region).id, node.path.size() - 1, node.cpu_ns / 1000.0,
+                     node.self_cpu_ns / 1000.0, std::string(html::palette(colour))});
   }
   const std::string svg = html::icicle_svg(nodes, total_us);
   if (svg.empty()) return {};
@@ -139,24 +140,6 @@ std::string key_average_table(const key_average_view& view) {
     out += "</tr>";
   }
   return out + "</tbody></table>";
-}
-
-std::string diff_cell_class(const diff_entry& entry) {
-  if (entry.verdict == diff_verdict::slower) return " class=\"slower\"";
-  if (entry.verdict == diff_verdict::faster) return " class=\"faster\"";
-  return "";
-}
-
-std::string diff_rows(const std::string& name, const std::vector<diff_entry>& entries) {
-  std::string out;
-  for (const diff_entry& e : entries) {
-    out += "<tr>" + cell(name) + cell(html::escape(e.domain)) + cell(html::fixed(e.a_median_us, 3), true) +
-           cell(html::fixed(e.b_median_us, 3), true) + cell(html::fixed(e.change_us, 3), true) +
-           cell(e.change_pct ? html::fixed(*e.change_pct, 2) + " %" : "-", true) +
-           cell(html::fixed(e.p_value, 4) + (e.exact ? "" : "*"), true) + "<td" + diff_cell_class(e) + ">" +
-           html::escape(to_string(e.verdict)) + (e.gate_failed ? " (gate)" : "") + "</td></tr>";
-  }
-  return out;
 }
 
 }  // namespace
@@ -194,60 +177,6 @@ std::string to_html(const analysis_result& result, const trace& source, const an
     body += "</ul>";
   }
   return html::page("regionprof report: " + source.target_type, body);
-}
-
-std::string to_html(const profile_diff& diff) {
-  std::string body = "<h1>regionprof diff</h1><p>A (baseline): <code>" + html::escape(diff.a_file) + "</code>, " +
-                     std::to_string(diff.a_runs) + " runs; B (candidate): <code>" + html::escape(diff.b_file) +
-                     "</code>, " + std::to_string(diff.b_runs) + " runs. Two-sided Mann-Whitney U, alpha " +
-                     html::fixed(diff.options.alpha, 4) + " (* normal approximation).";
-  if (diff.options.fail_if_slower) {
-    body += " Gate: slower by more than " + html::fixed(*diff.options.fail_if_slower, 2) + " %: " +
-            (diff.gate_failed ? "<b class=\"slower\">failed</b>" : "<b class=\"faster\">passed</b>") + ".";
-  }
-  body += "</p>";
-  const std::vector<std::string> titles{"", "domain", "A median (us)", "B median (us)", "change (us)", "change",
-                                        "p", "verdict"};
-  body += "<h2>Changes</h2><table class=\"sortable\">" + header_row(titles) + "<tbody>" +
-          diff_rows("(run total)", diff.run_totals);
-  for (const region_diff& region : diff.regions) {
-    std::string name = "<code>" + html::escape(region.region_id) + "</code>";
-    if (region.presence != diff_presence::both) name += " (" + html::escape(to_string(region.presence)) + ")";
-    body += diff_rows(name, region.domains);
-  }
-  body += "</tbody></table>";
-  if (diff.has_tree) {
-    body += "<h2>Region tree</h2><p>Each path's inclusive time (not gated: it is inside its topmost region's).</p>"
-            "<table class=\"sortable\">" + header_row(titles) + "<tbody>";
-    for (const tree_path_diff& node : diff.tree) {
-      std::string name = "<code>" + html::escape(path_text(node.path)) + "</code>";
-      if (node.presence != diff_presence::both) name += " (" + html::escape(to_string(node.presence)) + ")";
-      body += diff_rows(name, node.domains);
-    }
-    body += "</tbody></table>";
-  }
-  // One strip chart per domain: A's and B's runs per region.
-  std::vector<std::string> domains;
-  for (const region_diff& region : diff.regions) {
-    for (const diff_entry& e : region.domains) {
-      if (std::find(domains.begin(), domains.end(), e.domain) == domains.end()) domains.push_back(e.domain);
-    }
-  }
-  for (const std::string& domain : domains) {
-    std::vector<html::strip_row> rows;
-    for (const region_diff& region : diff.regions) {
-      for (const diff_entry& e : region.domains) {
-        if (e.domain == domain) rows.push_back({region.region_id, {e.a_us, e.b_us}});
-      }
-    }
-    body += "<h2>A against B: <code>" + html::escape(domain) + "</code></h2>" +
-            html::strip_chart_svg(rows, {"A (baseline)", "B (candidate)"}, {"#4e79a7", "#f28e2b"});
-  }
-  std::vector<html::strip_row> totals;
-  for (const diff_entry& e : diff.run_totals) totals.push_back({e.domain, {e.a_us, e.b_us}});
-  body += "<h2>A against B: run totals</h2>" +
-          html::strip_chart_svg(totals, {"A (baseline)", "B (candidate)"}, {"#4e79a7", "#f28e2b"});
-  return html::page("regionprof diff", body);
 }
 
 }  // namespace regionprof

@@ -1,5 +1,5 @@
 // The JSON report (docs/report-schema.md), in the schema's key order, numbers as decimals
-// (report/json_text.hpp): member by member, each built as a small boost::json DOM (a run, a region)
+// (json/json_text.hpp): member by member, each built as a small boost::json DOM (a run, a region)
 // and serialized at once, into a string (to_json) or streamed to a file (Profile::write_json).
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,7 @@
 
 #include "regionprof/report.hpp"
 #include "report/json_report.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report/report_common.hpp"
 #include "report/tree_report.hpp"
 
@@ -197,15 +197,15 @@ json::object region_summary_object(const analysis_result& result, const report_d
 namespace report_detail {
 
 void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
-                       const analysis_options& options, const report_context& context) {
+                       const analysis_options& options, const report_context& context, int depth) {
   check_region_indices(result);
 
-  json_object_writer report(text, stream, 2);
+  json_object_writer report(text, stream, 2, depth);
   report.member("schema_version", 1);
   report.member("created_at", json::string(created_at(context)));
   json::object tool;
-  tool["name"] = "regionprof";
-  tool["version"] = sv(tool_version());
+  tool["name"] = context.tool_name.empty() ? json::string("regionprof") : json::string(sv(context.tool_name));
+  tool["version"] = sv(context.tool_version.empty() ? tool_version() : std::string_view(context.tool_version));
   report.member("tool", tool);
   report.member("config", config_object(result, options, context));
   report.member("target", target_object(source));

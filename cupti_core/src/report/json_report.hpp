@@ -1,4 +1,4 @@
-// The JSON report, written member by member (report/json_text.hpp, json_object_writer): to_json
+// The JSON report, written member by member (json/json_text.hpp, json_object_writer): to_json
 // into a string, Profile::write_json streamed to the file, so neither the text nor a DOM of the whole
 // report is held there.
 #pragma once
@@ -13,8 +13,9 @@
 namespace regionprof::report_detail {
 
 /// The report (docs/report-schema.md), without the final newline, appended to `text`, handed to
-/// `stream` in pieces when there is one (then `text` is left empty). Throws like to_json.
+/// `stream` in pieces when there is one (then `text` is left empty). `depth`: the report object's depth
+/// when it is a member's value (a job report's rank profiles, depth 3), indented to match. Throws like to_json.
 void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
-                       const analysis_options& options, const report_context& context);
+                       const analysis_options& options, const report_context& context, int depth = 0);
 
 }  // namespace regionprof::report_detail

@@ -14,10 +14,10 @@
 
 #include "regionprof/report.hpp"
 #include "report/markdown_report.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report/markdown_table.hpp"
 #include "report/report_common.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 #include "report/tree_report.hpp"
 
 namespace regionprof {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 namespace regionprof::report_detail {
 

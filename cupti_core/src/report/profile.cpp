@@ -32,10 +32,28 @@ Profile::Profile(trace source, analysis_options options, report_context context)
     : source_(std::move(source)), options_(std::move(options)), context_(std::move(context)),
       result_(analyze(source_, options_)) {}
 
+Profile::Profile(trace source, analysis_options options, report_context context, analysis_result result)
+    : source_(std::move(source)), options_(std::move(options)), context_(std::move(context)),
+      result_(std::move(result)) {}
+
+Profile Profile::without_events() && {
+  trace target;
+  target.target_type = std::move(source_.target_type);
+  target.target_extra_json = std::move(source_.target_extra_json);
+  target.device_tracing = source_.has_device_data();
+  return Profile(std::move(target), std::move(options_), std::move(context_), std::move(result_));
+}
+
 std::string Profile::json() const { return to_json(result_, source_, options_, context_); }
 
 std::string Profile::markdown(const markdown_options& markdown) const {
   return to_markdown(result_, source_, options_, context_, markdown);
+}
+
+std::string Profile::html() const { return to_html(result_, source_, options_, context_); }
+
+std::string Profile::terminal_table(bool colour, std::size_t width) const {
+  return to_terminal_table(result_, source_, colour, width);
 }
 
 std::string Profile::chrome_trace() const {

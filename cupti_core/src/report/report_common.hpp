@@ -11,7 +11,7 @@
 
 #include "regionprof/analysis.hpp"
 #include "regionprof/report.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof::report_detail {
 
@@ -33,7 +33,7 @@ std::size_t measured_runs(const analysis_result& result, const report_context& c
 /// Throws std::invalid_argument when a run's region aggregate points outside result.regions.
 void check_region_indices(const analysis_result& result);
 
-/// The spread over all runs of one per-run quantity, in ns (report/statistics.hpp: median, mean, sample
+/// The spread over all runs of one per-run quantity, in ns (statistics/statistics.hpp: median, mean, sample
 /// stddev, min, max, unscaled mad, cv). A run in which the region does not appear counts as 0.
 using run_stats = stats::summary;
 

@@ -8,7 +8,7 @@
 #include "report/html_page.hpp"
 #include "report/markdown_table.hpp"
 #include "report/report_common.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {

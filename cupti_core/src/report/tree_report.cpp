@@ -9,16 +9,16 @@
 
 #include <boost/json/object.hpp>
 
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report/report_common.hpp"
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof::report_detail {
 namespace {
 
 namespace json = boost::json;
 
-/// Median of `values` (ns or counts) through the one statistics module (report/statistics.hpp).
+/// Median of `values` (ns or counts) through the one statistics module (statistics/statistics.hpp).
 double median(const std::vector<std::int64_t>& values) {
   const std::vector<double> as_double(values.begin(), values.end());  // exact below 2^53
   return stats::median(as_double);

@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 namespace regionprof {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace regionprof::import_detail {
+namespace regionprof::json_detail {
 
 /// Converts the common forms [-]digits[.d[d[d]]] (below 9.22e15 us, so that the ns fit int64) to
 /// ns. Returns false for anything else (more decimals, an exponent, more digits, not a number):
@@ -44,4 +44,4 @@ inline bool microseconds_to_ns_fast(std::string_view text, std::int64_t& out) no
   return true;
 }
 
-}  // namespace regionprof::import_detail
+}  // namespace regionprof::json_detail

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string_view>
 
-#include "import/microseconds.hpp"
-#include "regionprof/import.hpp"
+#include "json/microseconds.hpp"
+#include "regionprof/microseconds.hpp"
 
 namespace regionprof {
 namespace {
@@ -31,7 +31,7 @@ u128 pow10(int n) noexcept {
 }  // namespace
 
 std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) noexcept {
-  if (std::int64_t fast = 0; import_detail::microseconds_to_ns_fast(text, fast)) return fast;
+  if (std::int64_t fast = 0; json_detail::microseconds_to_ns_fast(text, fast)) return fast;
   std::size_t i = 0;
   const std::size_t n = text.size();
   bool negative = false;

@@ -60,10 +60,11 @@ void write_json(std::ostream& out, const boost::json::value& value, int indent =
 /// Writes a JSON object member by member in append_json's format, into `text`, handed to `stream`
 /// in pieces of about 1 MiB when there is one: a large member (one element per run) is produced and
 /// written element by element, never held whole as a DOM. Calls: member or begin_array (then
-/// element... and end_array), in any number, then finish. The object is at depth 0.
+/// element... and end_array), in any number, then finish. The object is at `depth` (0: the document;
+/// 3: a member's value three levels in, indented as append_json would at that depth).
 class json_object_writer {
  public:
-  json_object_writer(std::string& text, std::ostream* stream, int indent);
+  json_object_writer(std::string& text, std::ostream* stream, int indent, int depth = 0);
   json_object_writer(const json_object_writer&) = delete;
   json_object_writer& operator=(const json_object_writer&) = delete;
 
@@ -79,6 +80,7 @@ class json_object_writer {
   std::string& text_;
   std::ostream* stream_;
   int indent_;
+  int depth_;
   bool first_member_ = true;
   bool first_element_ = true;
 };

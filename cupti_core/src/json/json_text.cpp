@@ -1,4 +1,4 @@
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -323,15 +323,15 @@ void write_json(std::ostream& out, const boost::json::value& value, int indent) 
   sink.flush();
 }
 
-json_object_writer::json_object_writer(std::string& text, std::ostream* stream, int indent)
-    : text_(text), stream_(stream), indent_(indent) {
+json_object_writer::json_object_writer(std::string& text, std::ostream* stream, int indent, int depth)
+    : text_(text), stream_(stream), indent_(indent), depth_(depth) {
   text_ += '{';
 }
 
 void json_object_writer::key(std::string_view key) {
   if (!first_member_) text_ += ',';
   first_member_ = false;
-  append_newline(text_, indent_, 1);
+  append_newline(text_, indent_, depth_ + 1);
   json_sink sink{text_, stream_};
   sink.string(key);
   text_ += indent_ > 0 ? ": " : ":";
@@ -340,7 +340,7 @@ void json_object_writer::key(std::string_view key) {
 void json_object_writer::member(std::string_view key, const boost::json::value& value) {
   this->key(key);
   json_sink sink{text_, stream_};
-  append_json_at(sink, value, indent_, 1);
+  append_json_at(sink, value, indent_, depth_ + 1);
   sink.maybe_flush();
 }
 
@@ -353,19 +353,19 @@ void json_object_writer::begin_array(std::string_view key) {
 void json_object_writer::element(const boost::json::value& value) {
   if (!first_element_) text_ += ',';
   first_element_ = false;
-  append_newline(text_, indent_, 2);
+  append_newline(text_, indent_, depth_ + 2);
   json_sink sink{text_, stream_};
-  append_json_at(sink, value, indent_, 2);
+  append_json_at(sink, value, indent_, depth_ + 2);
   sink.maybe_flush();
 }
 
 void json_object_writer::end_array() {
-  if (!first_element_) append_newline(text_, indent_, 1);
+  if (!first_element_) append_newline(text_, indent_, depth_ + 1);
   text_ += ']';
 }
 
 void json_object_writer::finish() {
-  if (!first_member_) append_newline(text_, indent_, 0);
+  if (!first_member_) append_newline(text_, indent_, depth_);
   text_ += '}';
   if (stream_ != nullptr) json_sink{text_, stream_}.flush();
 }

@@ -7,7 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include "regionprof/profile_diff.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 #include "report/markdown_table.hpp"
 
 namespace regionprof {

@@ -1,11 +1,12 @@
 // job_to_json: the job report document (docs/report-schema.md, "Job report"). Each rank's profile is
-// written from its parsed document, nested at its depth, so the text is that of the profile's own file.
+// written by the JSON report's writer, nested at its depth, so the text is that of the profile's own file.
 #include <string>
 
 #include <boost/json.hpp>
 
 #include "regionprof/job.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
+#include "report/json_report.hpp"
 #include "report/report_common.hpp"
 
 namespace regionprof {
@@ -64,7 +65,9 @@ std::string job_to_json(const job_report& job) {
   member(out, "schema_version", 1);
   out += "1,";
   member(out, "created_at", 1);
-  report_detail::append_json_string(out, report_detail::created_at(report_context{}));
+  report_context when;
+  when.created_at = job.created_at;
+  report_detail::append_json_string(out, report_detail::created_at(when));
   out += ',';
   member(out, "tool", 1);
   json::object tool;
@@ -92,10 +95,11 @@ std::string job_to_json(const job_report& job) {
       out += ',';
     }
     member(out, "file", 3);
-    report_detail::append_json_string(out, r.profile.file);
+    report_detail::append_json_string(out, r.file);
     out += ',';
     member(out, "profile", 3);
-    report_detail::append_json(out, r.profile.document, 2, 3);
+    const Profile& p = r.profile;
+    report_detail::write_json_report(out, nullptr, p.result(), p.source(), p.options(), p.context(), 3);
     out += "\n    }";
   }
   out += job.ranks.empty() ? "]," : "\n  ],";

@@ -1,4 +1,4 @@
-#include "report/statistics.hpp"
+#include "statistics/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>

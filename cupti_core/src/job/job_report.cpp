@@ -1,4 +1,4 @@
-// merge_ranks: rank profiles -> one job report, with each run's and region's figures across ranks.
+// merge_ranks: rank profiles (the one result model, Profile) -> one job report, with each run's and region's figures across ranks.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -12,7 +12,8 @@
 #include <boost/json.hpp>
 
 #include "regionprof/job.hpp"
-#include "report/statistics.hpp"
+#include "json/json_text.hpp"
+#include "statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
@@ -23,7 +24,7 @@ struct sample {
   std::uint64_t rank;
 };
 
-/// Median (report/statistics.hpp, the one place for it), min, max, the slowest rank (lowest on ties)
+/// Median (statistics/statistics.hpp, the one place for it), min, max, the slowest rank (lowest on ties)
 /// and max / median.
 cross_rank_figure figure_of(std::vector<sample>& samples) {
   cross_rank_figure f;
@@ -47,34 +48,36 @@ std::optional<cross_rank_figure> optional_figure(std::vector<sample>& samples) {
   return figure_of(samples);
 }
 
-/// `target.rank`, else `target.distributedInfo.rank` (Kineto's), when a non-negative integer.
-std::optional<std::uint64_t> rank_in(const saved_profile& profile) {
+/// A profile's identity in its target (trace::target_extra_json): `rank`, else `distributedInfo.rank`
+/// (Kineto's), when a non-negative integer; `host`; `pid`.
+struct target_identity {
+  std::optional<std::uint64_t> rank;
+  std::string host;
+  std::optional<std::int64_t> pid;
+};
+
+target_identity identity_of(const Profile& profile) {
   const auto as_rank = [](const boost::json::value* v) -> std::optional<std::uint64_t> {
     if (v == nullptr) return std::nullopt;
     if (v->is_uint64()) return v->get_uint64();
     if (v->is_int64() && v->get_int64() >= 0) return static_cast<std::uint64_t>(v->get_int64());
     return std::nullopt;
   };
-  const boost::json::object* root = profile.document.if_object();
-  const boost::json::value* target = root != nullptr ? root->if_contains("target") : nullptr;
-  if (target == nullptr || !target->is_object()) return std::nullopt;
-  if (auto rank = as_rank(target->as_object().if_contains("rank"))) return rank;
-  const boost::json::value* info = target->as_object().if_contains("distributedInfo");
-  if (info != nullptr && info->is_object()) return as_rank(info->as_object().if_contains("rank"));
-  return std::nullopt;
-}
-
-void read_host_and_pid(job_rank& rank) {
-  const boost::json::object* root = rank.profile.document.if_object();
-  const boost::json::value* target = root != nullptr ? root->if_contains("target") : nullptr;
-  if (target == nullptr || !target->is_object()) return;
-  if (const boost::json::value* host = target->as_object().if_contains("host"); host != nullptr && host->is_string()) {
-    rank.host = std::string(host->get_string());
+  target_identity out;
+  const boost::json::object target = report_detail::parse_target_extra(profile.source().target_extra_json);
+  out.rank = as_rank(target.if_contains("rank"));
+  if (!out.rank) {
+    const boost::json::value* info = target.if_contains("distributedInfo");
+    if (info != nullptr && info->is_object()) out.rank = as_rank(info->as_object().if_contains("rank"));
   }
-  if (const boost::json::value* pid = target->as_object().if_contains("pid"); pid != nullptr && pid->is_number()) {
-    if (pid->is_int64()) rank.pid = pid->get_int64();
-    if (pid->is_uint64()) rank.pid = static_cast<std::int64_t>(pid->get_uint64());
+  if (const boost::json::value* host = target.if_contains("host"); host != nullptr && host->is_string()) {
+    out.host = std::string(host->get_string());
   }
+  if (const boost::json::value* pid = target.if_contains("pid"); pid != nullptr) {
+    if (pid->is_int64()) out.pid = pid->get_int64();
+    if (pid->is_uint64()) out.pid = static_cast<std::int64_t>(pid->get_uint64());
+  }
+  return out;
 }
 
 std::string rank_list(const std::vector<std::uint64_t>& ranks) {
@@ -89,14 +92,14 @@ void add_mismatch(job_report& job, std::string message) {
 }
 
 /// Places the ranks: their own rank numbers when every profile has a distinct one, else file order.
-void place_ranks(job_report& job, std::vector<saved_profile>& profiles) {
-  std::vector<std::optional<std::uint64_t>> found;
+void place_ranks(job_report& job, std::vector<named_profile>& profiles) {
+  std::vector<target_identity> found;
   std::set<std::uint64_t> distinct;
   std::size_t missing = 0;
-  for (const saved_profile& p : profiles) {
-    found.push_back(rank_in(p));
-    if (found.back()) {
-      distinct.insert(*found.back());
+  for (const named_profile& p : profiles) {
+    found.push_back(identity_of(p.profile));
+    if (found.back().rank) {
+      distinct.insert(*found.back().rank);
     } else {
       ++missing;
     }
@@ -108,12 +111,10 @@ void place_ranks(job_report& job, std::vector<saved_profile>& profiles) {
                           " repeat another's rank (target.rank, target.distributedInfo.rank); every rank is its "
                           "place in the input order instead");
   }
+  job.ranks.reserve(profiles.size());
   for (std::size_t i = 0; i < profiles.size(); ++i) {
-    job_rank rank;
-    rank.rank = own ? *found[i] : i;
-    rank.profile = std::move(profiles[i]);
-    read_host_and_pid(rank);
-    job.ranks.push_back(std::move(rank));
+    job.ranks.push_back({own ? *found[i].rank : i, std::move(found[i].host), found[i].pid, std::move(profiles[i].file),
+                         std::move(profiles[i].profile)});
   }
   std::stable_sort(job.ranks.begin(), job.ranks.end(),
                    [](const job_rank& a, const job_rank& b) { return a.rank < b.rank; });
@@ -122,7 +123,7 @@ void place_ranks(job_report& job, std::vector<saved_profile>& profiles) {
 /// Run counts that differ between ranks: one warning naming the counts and their ranks.
 void check_run_counts(job_report& job) {
   std::map<std::size_t, std::vector<std::uint64_t>> by_count;
-  for (const job_rank& r : job.ranks) by_count[r.profile.runs.size()].push_back(r.rank);
+  for (const job_rank& r : job.ranks) by_count[r.profile.result().runs.size()].push_back(r.rank);
   if (by_count.size() < 2) return;
   std::string message = "the ranks have different run counts (";
   bool first = true;
@@ -136,14 +137,14 @@ void check_run_counts(job_report& job) {
 
 }  // namespace
 
-job_report merge_ranks(std::vector<saved_profile> profiles) {
+job_report merge_ranks(std::vector<named_profile> profiles) {
   if (profiles.empty()) throw std::invalid_argument("regionprof::merge_ranks: no profile to merge");
   job_report job;
   place_ranks(job, profiles);
   check_run_counts(job);
 
   std::size_t run_count = 0;
-  for (const job_rank& r : job.ranks) run_count = std::max(run_count, r.profile.runs.size());
+  for (const job_rank& r : job.ranks) run_count = std::max(run_count, r.profile.result().runs.size());
   std::size_t partial_regions = 0;  // (run, region) pairs some rank that has the run lacks
   std::string partial_example;
   std::vector<sample> wall, cpu, device, busy, span;
@@ -161,23 +162,25 @@ job_report merge_ranks(std::vector<saved_profile> profiles) {
     std::vector<std::vector<sample>> region_device;
     std::size_t ranks_with_run = 0;
     for (const job_rank& r : job.ranks) {
-      if (run >= r.profile.runs.size()) continue;
+      const analysis_result& result = r.profile.result();
+      if (run >= result.runs.size()) continue;
       ++ranks_with_run;
-      const saved_run& s = r.profile.runs[run];
-      wall.push_back({s.wall_ns, r.rank});
-      cpu.push_back({s.cpu_ns, r.rank});
-      if (s.device_ns) device.push_back({*s.device_ns, r.rank});
+      const run_result& s = result.runs[run];
+      wall.push_back({s.wall_time_ns, r.rank});
+      cpu.push_back({s.cpu_time_ns, r.rank});
+      if (s.device_time_ns) device.push_back({*s.device_time_ns, r.rank});
       if (s.device_busy_ns) busy.push_back({*s.device_busy_ns, r.rank});
       if (s.device_span_ns) span.push_back({*s.device_span_ns, r.rank});
-      for (const saved_region_time& region : s.regions) {
-        auto [at, added] = region_index.try_emplace(region.region_id, region_ids.size());
+      for (const region_aggregate& region : s.regions) {
+        const std::string_view id = result.regions[region.region].id;
+        auto [at, added] = region_index.try_emplace(id, region_ids.size());
         if (added) {
-          region_ids.push_back(region.region_id);
+          region_ids.push_back(id);
           region_cpu.emplace_back();
           region_device.emplace_back();
         }
-        region_cpu[at->second].push_back({region.cpu_ns, r.rank});
-        if (region.device_ns) region_device[at->second].push_back({*region.device_ns, r.rank});
+        region_cpu[at->second].push_back({region.cpu_time_ns, r.rank});
+        if (region.device_time_ns) region_device[at->second].push_back({*region.device_time_ns, r.rank});
       }
     }
     out.wall = figure_of(wall);

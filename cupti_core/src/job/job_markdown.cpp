@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "regionprof/job.hpp"
-#include "report/json_text.hpp"
+#include "json/json_text.hpp"
 
 namespace regionprof {
 namespace {
@@ -139,8 +139,8 @@ std::string job_to_markdown(const job_report& job) {
   rows.clear();
   for (const job_rank& r : job.ranks) {
     rows.push_back({std::to_string(r.rank), cell(r.host.empty() ? "-" : r.host), r.pid ? std::to_string(*r.pid) : "-",
-                    std::to_string(r.profile.runs.size()), std::to_string(r.profile.regions.size()),
-                    std::to_string(r.profile.warnings.size()), "`" + cell(r.profile.file) + "`"});
+                    std::to_string(r.profile.result().runs.size()), std::to_string(r.profile.result().regions.size()),
+                    std::to_string(r.profile.result().warnings.size()), "`" + cell(r.file) + "`"});
   }
   table(out, {">rank", "host", ">pid", ">runs", ">regions", ">warnings", "file"}, rows);
 

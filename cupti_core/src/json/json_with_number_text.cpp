@@ -1,4 +1,4 @@
-#include "report/json_with_number_text.hpp"
+#include "json/json_with_number_text.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>

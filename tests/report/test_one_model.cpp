@@ -1,0 +1,173 @@
+// The one result model (regionprof/profile.hpp): a profile read back from its JSON report writes every
+// output byte for byte as the live profile (the analysis's result) does: JSON, Markdown, HTML, the
+// terminal table; and a job report merged from read-back profiles equals the one merged from the live
+// ones (JSON, Markdown, Chrome trace). On the shared real traces (REGIONPROF_TRACES_DIR; skipped
+// without it) and the hand-made test traces (tests/support).
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/import.hpp"
+#include "regionprof/job.hpp"
+#include "regionprof/profile.hpp"
+#include "regionprof/profile_reader.hpp"
+#include "support/random_trace.hpp"
+#include "support/shared_traces.hpp"
+#include "support/test_traces.hpp"
+
+using namespace regionprof;
+
+namespace {
+
+/// Every field the report context carries set to something other than its default, as a harness run
+/// sets them.
+report_context full_context() {
+  report_context context;
+  context.warmup_runs = 2;
+  context.uses_inference_function = true;
+  context.created_at = "2024-05-01T12:34:56Z";
+  context.input = {3, {"batch", "mask"}};
+  return context;
+}
+
+/// Where two texts first differ, for the failure message (the texts can be megabytes).
+std::string first_difference(const std::string& a, const std::string& b) {
+  const auto [at_a, at_b] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  const std::size_t at = static_cast<std::size_t>(at_a - a.begin());
+  const std::size_t from = at < 80 ? 0 : at - 80;
+  return "sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size()) + ", first difference at byte " +
+         std::to_string(at) + ":\n  live:  " + a.substr(from, 160) + "\n  saved: " + b.substr(from, 160);
+}
+
+void check_same(const std::string& what, const std::string& live, const std::string& saved) {
+  BOOST_TEST(!live.empty(), what);
+  BOOST_TEST(live == saved, what << ": " << (live == saved ? std::string() : first_difference(live, saved)));
+}
+
+/// Reads `live`'s JSON report back and checks every output of the read-back profile against the live one's.
+Profile check_read_back(const Profile& live, const std::string& name) {
+  const std::string json = live.json();
+  Profile saved = read_profile_text(json, name + ".json");
+  check_same(name + " JSON", json, saved.json());
+  check_same(name + " Markdown", live.markdown(), saved.markdown());
+  check_same(name + " Markdown, every run in detail", live.markdown({.runs_detail = 1000}),
+             saved.markdown({.runs_detail = 1000}));
+  check_same(name + " HTML", live.html(), saved.html());
+  check_same(name + " terminal table", live.terminal_table(false), saved.terminal_table(false));
+  check_same(name + " terminal table, coloured, 72 wide", live.terminal_table(true, 72), saved.terminal_table(true, 72));
+  return saved;
+}
+
+std::string job_trace_text(const job_report& job) {
+  std::ostringstream out;
+  write_job_trace(job, out);
+  return std::move(out).str();
+}
+
+/// Merges `live` (as `analyze TRACE...` does: without their events) and the same profiles read back from
+/// their JSON reports, and checks that the job's JSON, Markdown and Chrome trace are the same.
+void check_job(std::vector<named_profile> live) {
+  std::vector<named_profile> saved;
+  for (named_profile& rank : live) {
+    saved.push_back({rank.file, read_profile_text(rank.profile.json(), rank.file)});
+    rank.profile = std::move(rank.profile).without_events();
+  }
+  job_report live_job = merge_ranks(std::move(live));
+  job_report saved_job = merge_ranks(std::move(saved));
+  live_job.created_at = saved_job.created_at = "2024-05-01T12:34:56Z";
+  BOOST_TEST_REQUIRE(live_job.ranks.size() == saved_job.ranks.size());
+  check_same("job JSON", job_to_json(live_job), job_to_json(saved_job));
+  check_same("job Markdown", job_to_markdown(live_job), job_to_markdown(saved_job));
+  check_same("job trace", job_trace_text(live_job), job_trace_text(saved_job));
+}
+
+analysis_options real_trace_options(const std::string& run_marker, const std::vector<std::string>& regions) {
+  analysis_options options;
+  options.run_marker = {match_kind::regex, run_marker, "region", ""};
+  options.region_rules.clear();
+  for (const std::string& arg : regions) options.region_rules.push_back(parse_region_arg(arg));
+  return options;
+}
+
+/// test/cli/test_cli_real_traces.cpp's scenarios.
+analysis_options sampled_options() { return real_trace_options(R"(ProfilerStep#\d+)", {"## (.*) ##=phase"}); }
+analysis_options alexnet_options() {
+  return real_trace_options(R"(\[param\|pytorch\.model\.alex_net\|0\|0\|0\|measure\|forward\])",
+                            {R"(\[param\|(clear_cache)\]=param)",
+                             "aten::(conv2d|relu_|max_pool2d|adaptive_avg_pool2d|flatten|dropout|linear)=layer"});
+}
+
+Profile live_profile(const std::string& file, const analysis_options& options) {
+  return Profile(import_kineto_trace(test::shared_trace(file)), options, full_context());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(one_model)
+
+BOOST_AUTO_TEST_CASE(alexnet_trace_read_back_writes_the_same_outputs) {
+  const Profile live = live_profile("alexnet_a100_kineto.json.gz", alexnet_options());
+  BOOST_TEST_REQUIRE(live.result().has_device_data);  // device figures, key averages by device time
+  BOOST_TEST_REQUIRE(!live.result().runs.empty());
+  const Profile saved = check_read_back(live, "alexnet");
+  BOOST_TEST(saved.source().target_extra_json == live.source().target_extra_json);  // deviceProperties, ...
+}
+
+BOOST_AUTO_TEST_CASE(sampled_traces_read_back_write_the_same_outputs) {
+  for (const char* file : {"sampled_rank0_kineto.json.gz", "sampled_rank1_kineto.json.gz"}) {
+    BOOST_TEST_CONTEXT(file) {
+      const Profile live = live_profile(file, sampled_options());
+      BOOST_TEST_REQUIRE(live.result().runs.size() > 1u);
+      check_read_back(live, file);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sampled_traces_without_the_region_tree_write_the_same_outputs) {
+  analysis_options options = sampled_options();
+  options.region_tree = false;
+  options.cross_thread = true;
+  options.row_limit = 7;
+  check_read_back(live_profile("sampled_rank0_kineto.json.gz", options), "sampled_rank0_flat");
+}
+
+BOOST_AUTO_TEST_CASE(job_of_the_sampled_ranks_is_the_same_from_read_back_profiles) {
+  std::vector<named_profile> ranks;
+  for (const char* file : {"sampled_rank1_kineto.json.gz", "sampled_rank0_kineto.json.gz"}) {
+    ranks.push_back({file, live_profile(file, sampled_options())});
+  }
+  check_job(std::move(ranks));
+}
+
+BOOST_AUTO_TEST_CASE(every_test_trace_read_back_writes_the_same_outputs) {
+  for (const test::named_trace& t : test::test_traces()) {
+    BOOST_TEST_CONTEXT(t.name) { check_read_back(Profile(t.value, t.options, full_context()), t.name); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(random_traces_read_back_write_the_same_outputs) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    BOOST_TEST_CONTEXT("seed " << seed) {
+      check_read_back(Profile(test::random_trace(seed), analysis_options{}, full_context()), "random");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(job_of_test_traces_is_the_same_from_read_back_profiles) {
+  std::vector<named_profile> ranks;
+  for (const test::named_trace& t : test::test_traces()) {
+    trace value = t.value;
+    value.target_extra_json = R"({"rank":)" + std::to_string(ranks.size()) + R"(,"host":"node-)" +
+                              std::to_string(ranks.size() % 3) + R"(","pid":)" + std::to_string(4000 + ranks.size()) + "}";
+    ranks.push_back({t.name + ".json", Profile(std::move(value), t.options, full_context())});
+  }
+  BOOST_TEST_REQUIRE(ranks.size() > 3u);
+  check_job(std::move(ranks));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
