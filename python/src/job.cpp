@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "regionprof/job.hpp"
+#include "regionprof/profile.hpp"
 #include "regionprof/profile_reader.hpp"
 
 namespace nb = nanobind;
@@ -23,11 +24,13 @@ namespace {
 regionprof::job_report merge_profile_texts(const std::vector<std::string>& texts,
                                            const std::vector<std::string>& names) {
   if (texts.size() != names.size()) throw std::invalid_argument("merge_profiles: one name per profile");
-  std::vector<regionprof::saved_profile> profiles;
+  std::vector<regionprof::named_profile> profiles;
   profiles.reserve(texts.size());
   {
     nb::gil_scoped_release unlocked;  // parsing and merging touch no Python object
-    for (std::size_t i = 0; i < texts.size(); ++i) profiles.push_back(regionprof::read_profile_text(texts[i], names[i]));
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      profiles.push_back({names[i], regionprof::read_profile_text(texts[i], names[i])});
+    }
     return regionprof::merge_ranks(std::move(profiles));
   }
 }
