@@ -1,8 +1,5 @@
 // regionprof::benchmark: the rule for K, file names, and build/bin/benchmark_suite end to end.
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <boost/json.hpp>
@@ -11,21 +8,11 @@
 
 #include "regionprof/benchmark.hpp"
 #include "regionprof/profile_reader.hpp"
+#include "support/child_process.hpp"
 
 namespace json = boost::json;
 using regionprof::benchmark::batch_size;
 using regionprof::benchmark::sanitize_file_name;
-
-namespace {
-
-std::string read_all(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(benchmark_helper)
 
@@ -50,12 +37,12 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("regionprof_benchmark_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  const std::filesystem::path out = dir.string() + ".out.json";
-  const std::string command = "REGIONPROF_BENCHMARK_DIR='" + dir.string() + "' '" BENCHMARK_SUITE
-                              "' --benchmark_format=json --benchmark_min_time=0.01 > '" + out.string() + "'";
-  BOOST_TEST_REQUIRE(std::system(command.c_str()) == 0, command);
+  const regionprof::test::child_options in_dir{.env = {"REGIONPROF_BENCHMARK_DIR=" + dir.string()}};
+  const regionprof::test::child_result run = regionprof::test::run_child(
+      {BENCHMARK_SUITE, "--benchmark_format=json", "--benchmark_min_time=0.01"}, in_dir);
+  BOOST_TEST_REQUIRE(run.status == 0, run.err);
 
-  const json::value report = json::parse(read_all(out));
+  const json::value report = json::parse(run.out);
   const json::array& benchmarks = report.at("benchmarks").as_array();
   BOOST_TEST_REQUIRE(benchmarks.size() == 3u);
   const std::pair<const char*, std::pair<const char*, const char*>> expected[] = {
@@ -92,16 +79,12 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
   BOOST_TEST(files == 3u);
 
   // Google Benchmark's console output shows the counters too.
-  const std::filesystem::path console = dir.string() + ".console.txt";
-  const std::string console_command = "REGIONPROF_BENCHMARK_DIR='" + dir.string() + "' '" BENCHMARK_SUITE
-                                      "' --benchmark_filter=BM_SortAndDedup --benchmark_min_time=0.01 > '" +
-                                      console.string() + "'";
-  BOOST_TEST_REQUIRE(std::system(console_command.c_str()) == 0);
-  const std::string text = read_all(console);
+  const regionprof::test::child_result console = regionprof::test::run_child(
+      {BENCHMARK_SUITE, "--benchmark_filter=BM_SortAndDedup", "--benchmark_min_time=0.01"}, in_dir);
+  BOOST_TEST_REQUIRE(console.status == 0);
+  const std::string& text = console.out;
   BOOST_TEST(text.find("untuned_module:sort_cpu_us=") != std::string::npos, text);
   std::filesystem::remove_all(dir);
-  std::filesystem::remove(out);
-  std::filesystem::remove(console);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <barrier>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <latch>
 #include <map>
 #include <string>
@@ -24,8 +26,14 @@
 #include "regionprof/clock.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
+#include "support/child_process.hpp"
+#include "support/warning_queries.hpp"
 
 using namespace regionprof;
+using regionprof::test::count_warnings;
+using regionprof::test::find_warning;
+using regionprof::test::has_warning;
+using regionprof::test::warning_text;
 
 namespace {
 
@@ -51,16 +59,6 @@ std::vector<cpu_interval> intervals_on(const trace& t, thread_index thread) {
   return out;
 }
 
-bool has_warning(const trace& t, warning_code code) {
-  return std::any_of(t.warnings.begin(), t.warnings.end(), [code](const warning& w) { return w.code == code; });
-}
-
-std::string warning_text(const trace& t, warning_code code) {
-  for (const warning& w : t.warnings) {
-    if (w.code == code) return w.message;
-  }
-  return {};
-}
 
 nvtxEventAttributes_t registered(nvtxStringHandle_t handle) { return detail::registered_attributes(handle); }
 
@@ -202,6 +200,68 @@ BOOST_AUTO_TEST_CASE(start_and_end_on_different_threads) {
   BOOST_TEST(by_name["request_a"].domain == 0);
   // The ender thread recorded only ends: it owns no interval, but it is a thread of the trace.
   BOOST_TEST(intervals_on(t, thread_of(t, ender_tid)).empty());
+}
+
+// Domain ids are 16 bits (docs/capture.md): once the process has 65,535 named domains, every domain
+// created after them shares the last id, 0xFFFF (a handle is its id), and each such creation is counted
+// and reported (DROPPED_HOST_RECORDS: those records lose their own domain) by every later session. The
+// registry lives as long as the process, so the case runs in a child process of this test program: the
+// other cases keep their domains whatever the order.
+BOOST_AUTO_TEST_CASE(domains_past_the_limit_share_the_last_id_and_are_warned) {
+  if (std::getenv("REGIONPROF_DOMAIN_LIMIT_CHILD") == nullptr) {
+    const regionprof::test::child_result child = regionprof::test::run_child(
+        {std::filesystem::read_symlink("/proc/self/exe").string(),
+         "--run_test=capture/domains_past_the_limit_share_the_last_id_and_are_warned"},
+        {.env = {"REGIONPROF_DOMAIN_LIMIT_CHILD=1"}, .stderr_to_stdout = true});
+    BOOST_TEST(child.status == 0, child.out);
+    BOOST_TEST(child.out.find("No errors detected") != std::string::npos, child.out);
+    return;
+  }
+  auto id_of = [](nvtxDomainHandle_t handle) { return reinterpret_cast<std::uintptr_t>(handle); };
+  const nvtxDomainHandle_t kept = nvtxDomainCreateA("kept_domain");
+  const nvtxEventAttributes_t in_kept = ascii("in_kept");
+  const nvtxEventAttributes_t in_shared = ascii("in_shared");
+  {
+    capture_session before;
+    nvtxDomainRangePushEx(kept, &in_kept);
+    nvtxDomainRangePop(kept);
+    const capture_result result = before.stop();
+    BOOST_TEST(result.stats.domains_past_limit == 0u);
+    BOOST_TEST(!has_warning(result.data, warning_code::dropped_host_records));
+  }
+  // Named domains up to the last id; the name that gets it is the one the later domains share.
+  std::string last_name;
+  for (int i = 0; last_name.empty(); ++i) {
+    const std::string name = "domain_" + std::to_string(i);
+    const std::uintptr_t id = id_of(nvtxDomainCreateA(name.c_str()));
+    BOOST_REQUIRE(id != 0u && id <= 0xFFFFu);
+    if (id == 0xFFFFu) last_name = name;
+  }
+  const nvtxDomainHandle_t past_1 = nvtxDomainCreateA("past_the_limit_1");
+  const nvtxDomainHandle_t past_2 = nvtxDomainCreateW(L"past_the_limit_2");
+  BOOST_TEST(id_of(past_1) == 0xFFFFu);
+  BOOST_TEST(id_of(past_2) == 0xFFFFu);
+  BOOST_TEST(id_of(nvtxDomainCreateA("kept_domain")) == id_of(kept), "a known name keeps its id");
+
+  capture_session session;
+  nvtxDomainRangePushEx(kept, &in_kept);
+  nvtxDomainRangePop(kept);
+  nvtxDomainRangePushEx(past_1, &in_shared);
+  nvtxDomainRangePop(past_1);
+  const capture_result result = session.stop();
+  const trace& t = result.data;
+  BOOST_TEST(result.stats.domains_past_limit == 2u);
+  BOOST_REQUIRE_EQUAL(t.intervals.size(), 2u);
+  BOOST_TEST(name_of(t, t.intervals[0]) == "in_kept");
+  BOOST_TEST(domain_of(t, t.intervals[0]) == "kept_domain");
+  BOOST_TEST(name_of(t, t.intervals[1]) == "in_shared");
+  BOOST_TEST(domain_of(t, t.intervals[1]) == last_name, "recorded in the last domain before the limit");
+  BOOST_TEST(count_warnings(t, warning_code::dropped_host_records) == 1u);
+  const std::string message = warning_text(t, warning_code::dropped_host_records);
+  BOOST_TEST(message.starts_with("2 NVTX domain(s) were created past the capture's limit of 65,535"), message);
+  const warning* w = find_warning(t, warning_code::dropped_host_records);
+  BOOST_REQUIRE(w != nullptr);
+  BOOST_TEST((w->source == warning_source::nvtx));
 }
 
 BOOST_AUTO_TEST_CASE(unbalanced_pops_and_open_ranges_are_counted) {

@@ -16,11 +16,10 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "child_process.hpp"
-#include "spawned_process.hpp"
+#include "support/child_process.hpp"
 
 namespace fs = std::filesystem;
-using regionprof::testing::spawned_process;
+using regionprof::test::child_process;
 
 namespace {
 
@@ -125,9 +124,8 @@ BOOST_AUTO_TEST_CASE(exit_inside_a_region_still_writes_the_report) {
     BOOST_TEST_CONTEXT(r.name) {
       const fs::path dir = scratch(std::string("exit_") + r.name);
       const fs::path output = dir / "out.json";
-      spawned_process app({STRESS_APP, "exit", std::to_string(steps)}, r.environment(output));
-      app.read_all();
-      const int status = app.wait();
+      child_process app({STRESS_APP, "exit", std::to_string(steps)}, {.env = r.environment(output)});
+      const int status = app.wait().wait_status;
       BOOST_TEST(WIFEXITED(status));
       BOOST_TEST(WEXITSTATUS(status) == 3);
       BOOST_REQUIRE(fs::exists(output));
@@ -154,10 +152,10 @@ BOOST_AUTO_TEST_CASE(sigterm_and_sigint_write_what_was_recorded) {
       BOOST_TEST_CONTEXT(r.name << " signal " << signal_number) {
         const fs::path dir = scratch(std::string("signal_") + r.name + std::to_string(signal_number));
         const fs::path output = dir / "out.json";
-        spawned_process app({STRESS_APP, "signal", std::to_string(steps)}, r.environment(output));
+        child_process app({STRESS_APP, "signal", std::to_string(steps)}, {.env = r.environment(output)});
         BOOST_REQUIRE(app.read_line() == "ready");
         app.signal(signal_number);
-        const int status = app.wait();
+        const int status = app.wait().wait_status;
         BOOST_TEST(WIFSIGNALED(status));
         BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == signal_number));
         BOOST_REQUIRE(fs::exists(output));
@@ -182,10 +180,10 @@ BOOST_AUTO_TEST_CASE(sigkill_leaves_an_earlier_report_untouched_and_no_partial_f
       const fs::path dir = scratch(std::string("kill_") + r.name);
       const fs::path output = dir / "out.json";
       std::ofstream(output) << "{\"earlier\": true}\n";
-      spawned_process app({STRESS_APP, "signal", std::to_string(steps)}, r.environment(output));
+      child_process app({STRESS_APP, "signal", std::to_string(steps)}, {.env = r.environment(output)});
       BOOST_REQUIRE(app.read_line() == "ready");
       app.signal(SIGKILL);
-      const int status = app.wait();
+      const int status = app.wait().wait_status;
       BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
       BOOST_TEST(read_file(output) == "{\"earlier\": true}\n");
       BOOST_TEST(files_in(dir) == std::vector<std::string>{"out.json"});
@@ -202,10 +200,9 @@ BOOST_AUTO_TEST_CASE(forked_children_neither_write_nor_disturb_the_parent_report
     BOOST_TEST_CONTEXT(r.name) {
       const fs::path dir = scratch(std::string("fork_") + r.name);
       const fs::path output = dir / "out.json";
-      spawned_process app({STRESS_APP, "fork", std::to_string(steps)}, r.environment(output));
+      child_process app({STRESS_APP, "fork", std::to_string(steps)}, {.env = r.environment(output)});
       const std::string line = app.read_line();
-      app.read_all();
-      const int status = app.wait();
+      const int status = app.wait().wait_status;
       BOOST_TEST(line == "children_failed=0 trace_exists=0");
       BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 0));
       BOOST_REQUIRE(fs::exists(output));
@@ -228,10 +225,10 @@ BOOST_AUTO_TEST_CASE(forked_children_neither_write_nor_disturb_the_parent_report
 // stops its own copy of the session (no lock left held by a thread it lacks); the parent's capture is
 // exact and holds nothing of the children's.
 BOOST_AUTO_TEST_CASE(fork_while_threads_record_under_the_static_route) {
-  const auto result = regionprof::testing::run_child(regionprof::testing::shell_quote(CAPTURE_FORK) + " 2>&1");
-  BOOST_TEST(result.exit_code == 0, result.output);
-  BOOST_TEST(result.output.find("children_ok=16 ") == 0u, result.output);
-  BOOST_TEST(result.output.find("child_ranges_in_parent=0") != std::string::npos, result.output);
+  const auto result = regionprof::test::run_child({CAPTURE_FORK}, {.stderr_to_stdout = true});
+  BOOST_TEST(result.exit_code == 0, result.out);
+  BOOST_TEST(result.out.find("children_ok=16 ") == 0u, result.out);
+  BOOST_TEST(result.out.find("child_ranges_in_parent=0") != std::string::npos, result.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

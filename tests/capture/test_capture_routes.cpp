@@ -13,17 +13,17 @@
 #include <boost/test/unit_test.hpp>
 
 #include "capture/capture_clock.hpp"
-#include "child_process.hpp"
+#include "support/child_process.hpp"
 
-using regionprof::testing::run_child;
-using regionprof::testing::shell_quote;
+using regionprof::test::run_child;
 
 namespace {
 
-std::string child(const std::string& env, int ranges) {
-  const auto result = run_child(env + " " + shell_quote(CAPTURE_CHILD) + " " + std::to_string(ranges) + " 2>&1");
-  BOOST_TEST(result.exit_code == 0, result.output);
-  return result.output;
+/// capture_child's stdout and stderr together, run with `env` (NAME=value) added.
+std::string child(const std::vector<std::string>& env, int ranges) {
+  const auto result = run_child({CAPTURE_CHILD, std::to_string(ranges)}, {.env = env, .stderr_to_stdout = true});
+  BOOST_TEST(result.exit_code == 0, result.out);
+  return result.out;
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -40,18 +40,18 @@ BOOST_AUTO_TEST_SUITE(capture_routes)
 
 BOOST_AUTO_TEST_CASE(static_route_in_a_child_uses_the_tsc_when_invariant) {
   const bool tsc = regionprof::capture_detail::choose_capture_clock();
-  const std::string out = child("", 1000);
+  const std::string out = child({}, 1000);
   BOOST_TEST(first_line(out) == "intervals=2000 records=4000 tsc=" + std::to_string(tsc ? 1 : 0) +
                                     " attached=1 warnings=");
 }
 
 BOOST_AUTO_TEST_CASE(monotonic_clock_fallback_records_the_same) {
-  const std::string out = child("REGIONPROF_CAPTURE_CLOCK=monotonic", 1000);
+  const std::string out = child({"REGIONPROF_CAPTURE_CLOCK=monotonic"}, 1000);
   BOOST_TEST(first_line(out) == "intervals=2000 records=4000 tsc=0 attached=1 warnings=");
 }
 
 BOOST_AUTO_TEST_CASE(another_tool_in_nvtx_injection64_path_is_a_conflict) {
-  const std::string out = child("NVTX_INJECTION64_PATH=" + shell_quote(OTHER_NVTX_TOOL), 100);
+  const std::string out = child({std::string("NVTX_INJECTION64_PATH=") + OTHER_NVTX_TOOL}, 100);
   BOOST_TEST(first_line(out) == "intervals=0 records=0 tsc=" +
                                     std::to_string(regionprof::capture_detail::choose_capture_clock() ? 1 : 0) +
                                     " attached=0 warnings=NVTX_TOOL_CONFLICT");
@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(another_tool_in_nvtx_injection64_path_is_a_conflict) {
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_injection_library_is_a_conflict) {
-  const std::string out = child("NVTX_INJECTION64_PATH=/nonexistent/libnothing.so", 100);
+  const std::string out = child({"NVTX_INJECTION64_PATH=/nonexistent/libnothing.so"}, 100);
   BOOST_TEST(first_line(out).find("intervals=0 records=0") == 0u, out);
   BOOST_TEST(first_line(out).find("attached=0 warnings=NVTX_TOOL_CONFLICT") != std::string::npos, out);
 }
@@ -71,11 +71,12 @@ BOOST_AUTO_TEST_CASE(a_missing_injection_library_is_a_conflict) {
 BOOST_AUTO_TEST_CASE(injected_route_records_a_program_without_the_static_tool) {
   const auto trace_path = scratch_file("plain_app_trace.json");
   std::filesystem::remove(trace_path);
-  const auto result = run_child("NVTX_INJECTION64_PATH=" + shell_quote(NVTX_INJECT_LIBRARY) +
-                                " REGIONPROF_NVTX_TRACE=" + shell_quote(trace_path.string()) + " " +
-                                shell_quote(NVTX_PLAIN_APP) + " 2>&1");
+  const auto result = run_child(
+      {NVTX_PLAIN_APP},
+      {.env = {std::string("NVTX_INJECTION64_PATH=") + NVTX_INJECT_LIBRARY, "REGIONPROF_NVTX_TRACE=" + trace_path.string()},
+       .stderr_to_stdout = true});
   BOOST_TEST(result.exit_code == 0);
-  BOOST_TEST(result.output == "plain app done\n");
+  BOOST_TEST(result.out == "plain app done\n");
   std::ifstream in(trace_path);
   BOOST_REQUIRE_MESSAGE(in, "no trace written to " << trace_path);
   std::stringstream text;

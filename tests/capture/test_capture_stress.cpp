@@ -28,8 +28,11 @@
 #include "regionprof/capture.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
+#include "support/warning_queries.hpp"
 
 using namespace regionprof;
+using regionprof::test::has_warning;
+using regionprof::test::warning_text;
 
 namespace {
 
@@ -43,17 +46,6 @@ constexpr int stress_threads = 64;
 constexpr int million_ranges = 1'000'000 / stress_scale;
 
 std::int64_t this_tid() { return static_cast<std::int64_t>(::syscall(SYS_gettid)); }
-
-bool has_warning(const trace& t, warning_code code) {
-  return std::any_of(t.warnings.begin(), t.warnings.end(), [code](const warning& w) { return w.code == code; });
-}
-
-std::string warning_text(const trace& t, warning_code code) {
-  for (const warning& w : t.warnings) {
-    if (w.code == code) return w.message;
-  }
-  return {};
-}
 
 nvtxEventAttributes_t registered(nvtxStringHandle_t handle) { return detail::registered_attributes(handle); }
 

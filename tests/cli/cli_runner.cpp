@@ -1,18 +1,14 @@
 #include "cli_runner.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
-extern char** environ;
+#include "support/child_process.hpp"
 
 namespace cli_test {
 
@@ -44,28 +40,10 @@ cli_argv::cli_argv(const std::vector<std::string>& args) : words_{REGIONPROF_CLI
 }
 
 cli_result run_cli(const std::vector<std::string>& args) {
-  const std::string out_path = temp_path("stdout");
-  const std::string err_path = temp_path("stderr");
-  cli_argv argv(args);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv.pointers()[0], &actions, nullptr, argv.pointers(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error(std::string("cannot start ") + argv.pointers()[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  cli_result result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = read_file(out_path);
-  result.err = read_file(err_path);
-  std::filesystem::remove(out_path);
-  std::filesystem::remove(err_path);
-  return result;
+  std::vector<std::string> command{REGIONPROF_CLI_PATH};
+  command.insert(command.end(), args.begin(), args.end());
+  regionprof::test::child_result r = regionprof::test::run_child(command);
+  return {r.status, std::move(r.out), std::move(r.err)};
 }
 
 scratch_dir::scratch_dir(const std::string& prefix) {

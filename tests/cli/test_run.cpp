@@ -2,12 +2,10 @@
 // passes its output and exit status through, and the profile says what happened. Programs:
 // examples/nvtx_app (the command of docs/cli.md) and run_child.c (exit codes, crashes, fork, chdir).
 #define BOOST_TEST_MODULE regionprof run
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,9 +16,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-extern char** environ;
-
 #include "cli_runner.hpp"
+#include "support/child_process.hpp"
 
 namespace {
 
@@ -38,28 +35,8 @@ std::string read_file(const fs::path& path) { return cli_test::read_file(path.st
 /// Runs `regionprof run ARGS...` in `dir`, stdout and stderr captured.
 outcome regionprof_run(const fs::path& dir, std::vector<std::string> args) {
   args.insert(args.begin(), {REGIONPROF_CLI, "run"});
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const fs::path out = dir / ".stdout";
-  const fs::path err = dir / ".stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, REGIONPROF_CLI, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  BOOST_REQUIRE_EQUAL(spawned, 0);
-  int status = 0;
-  BOOST_REQUIRE_EQUAL(waitpid(pid, &status, 0), pid);
-  outcome result;
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = read_file(out);
-  result.err = read_file(err);
-  fs::remove(out);
-  fs::remove(err);
+  regionprof::test::child_result r = regionprof::test::run_child(args, {.dir = dir});
+  outcome result{r.status, std::move(r.out), std::move(r.err)};
   BOOST_TEST_MESSAGE("regionprof run -> " << result.status << "\nstderr: " << result.err);
   return result;
 }

@@ -3,8 +3,6 @@
 // `regionprof merge` joining the ranks. Launchers: a plain fork launcher here (torchrun's variables) and
 // Open MPI's mpirun (skipped, exit 77, when it is not installed).
 #define BOOST_TEST_MODULE regionprof run under launchers
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,15 +11,15 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-extern char** environ;
-
 #include "cli_runner.hpp"
+#include "support/child_process.hpp"
 
 namespace {
 
@@ -30,12 +28,8 @@ namespace json = boost::json;
 
 std::string read_file(const fs::path& path) { return cli_test::read_file(path.string()); }
 
-/// A started process: its pid and where its stdout and stderr go.
-struct started {
-  pid_t pid = -1;
-  fs::path out;
-  fs::path err;
-};
+/// A started process (the launcher's child).
+using started = std::unique_ptr<regionprof::test::child_process>;
 
 struct outcome {
   int status = -1;
@@ -44,38 +38,15 @@ struct outcome {
 };
 
 /// Starts `args` in `dir` with the caller's environment plus `extra` (replacing variables of the same name).
-started start(const fs::path& dir, const std::vector<std::string>& args, const std::map<std::string, std::string>& extra,
-              const std::string& tag) {
+started start(const fs::path& dir, const std::vector<std::string>& args, const std::map<std::string, std::string>& extra) {
   std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (!extra.contains(entry.substr(0, entry.find('=')))) env.push_back(entry);
-  }
   for (const auto& [name, value] : extra) env.push_back(name + "=" + value);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  started s{-1, dir / (".stdout" + tag), dir / (".stderr" + tag)};
-  s.pid = fork();
-  BOOST_REQUIRE(s.pid >= 0);
-  if (s.pid == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(120);
-    const int out = open(s.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(s.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(121);
-    execvpe(argv[0], argv.data(), envp.data());
-    _exit(127);
-  }
-  return s;
+  return std::make_unique<regionprof::test::child_process>(args, regionprof::test::child_options{.dir = dir, .env = env});
 }
 
 outcome finish(const started& s) {
-  int status = 0;
-  BOOST_REQUIRE_EQUAL(waitpid(s.pid, &status, 0), s.pid);
-  outcome o{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_file(s.out), read_file(s.err)};
+  regionprof::test::child_result r = s->wait();
+  outcome o{r.status, std::move(r.out), std::move(r.err)};
   BOOST_TEST_MESSAGE("exit " << o.status << "\nstderr: " << o.err);
   return o;
 }
@@ -102,7 +73,7 @@ std::string merge_two(const fs::path& dir) {
   const outcome merged = finish(start(dir,
                                       {REGIONPROF_CLI, "merge", "prof-1.json", "prof-0.json", "-o", "job.json",
                                        "--markdown", "job.md", "--trace", "job_trace.json"},
-                                      {}, "merge"));
+                                      {}));
   BOOST_TEST(merged.status == 0);
   BOOST_TEST(merged.out.empty());
   const json::object job = load(dir / "job.json");
@@ -148,12 +119,11 @@ BOOST_AUTO_TEST_CASE(fork_launcher_writes_one_profile_per_rank) {
   std::vector<started> ranks;
   for (int r = 0; r < 2; ++r) {
     ranks.push_back(start(dir.path, run_args("prof-%r.json"),
-                          {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)}, {"WORLD_SIZE", "2"}},
-                          std::to_string(r)));
+                          {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)}, {"WORLD_SIZE", "2"}}));
   }
   std::vector<pid_t> launcher_pids;
   for (const started& s : ranks) {
-    launcher_pids.push_back(s.pid);
+    launcher_pids.push_back(s->pid());
     const outcome o = finish(s);
     BOOST_TEST(o.status == 0);
   }
@@ -173,7 +143,7 @@ BOOST_AUTO_TEST_CASE(fork_launcher_writes_one_profile_per_rank) {
 
 BOOST_AUTO_TEST_CASE(pid_placeholder_names_the_profiled_program) {
   cli_test::scratch_dir dir{"regionprof-ranks"};
-  const outcome o = finish(start(dir.path, run_args("prof-%h-%p.json"), {{"RANK", "1"}, {"WORLD_SIZE", "2"}}, "p"));
+  const outcome o = finish(start(dir.path, run_args("prof-%h-%p.json"), {{"RANK", "1"}, {"WORLD_SIZE", "2"}}));
   BOOST_TEST(o.status == 0);
   std::vector<fs::path> written;
   for (const auto& entry : fs::directory_iterator(dir.path)) {
@@ -188,29 +158,29 @@ BOOST_AUTO_TEST_CASE(pid_placeholder_names_the_profiled_program) {
 
 BOOST_AUTO_TEST_CASE(one_file_for_every_rank_is_a_usage_error) {
   cli_test::scratch_dir dir{"regionprof-ranks"};
-  const outcome plain = finish(start(dir.path, run_args("prof.json"), {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"}}, "a"));
+  const outcome plain = finish(start(dir.path, run_args("prof.json"), {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"}}));
   BOOST_TEST(plain.status == 2);
   BOOST_TEST(contains(plain.err, "regionprof run: option -o: output path 'prof.json': the job has 4 processes and all "
                                  "of them would write this one file; add %r (the rank) or %p (the pid)"));
   BOOST_TEST(!fs::exists(dir.path / "prof.json"));  // nothing ran
-  const outcome by_default = finish(start(dir.path, {REGIONPROF_CLI, "run", "--", NVTX_APP}, {{"WORLD_SIZE", "2"}}, "b"));
+  const outcome by_default = finish(start(dir.path, {REGIONPROF_CLI, "run", "--", NVTX_APP}, {{"WORLD_SIZE", "2"}}));
   BOOST_TEST(by_default.status == 2);
   BOOST_TEST(contains(by_default.err, "output path 'profile.json'"));
   std::vector<std::string> markdown = run_args("p-%r.json");
   markdown.insert(markdown.begin() + 2, {"--markdown", "same.md"});
-  const outcome md = finish(start(dir.path, markdown, {{"WORLD_SIZE", "2"}}, "c"));
+  const outcome md = finish(start(dir.path, markdown, {{"WORLD_SIZE", "2"}}));
   BOOST_TEST(md.status == 2);
   BOOST_TEST(contains(md.err, "option --markdown: output path 'same.md'"));
-  const outcome help = finish(start(dir.path, {REGIONPROF_CLI, "run", "--help"}, {}, "h"));
+  const outcome help = finish(start(dir.path, {REGIONPROF_CLI, "run", "--help"}, {}));
   BOOST_TEST(contains(help.out, "%r (rank), %l (local rank),\n%h (host), %p (pid of the profiled program)"));
-  const outcome unknown = finish(start(dir.path, run_args("prof-%x.json"), {}, "d"));
+  const outcome unknown = finish(start(dir.path, run_args("prof-%x.json"), {}));
   BOOST_TEST(unknown.status == 2);
   BOOST_TEST(contains(unknown.err, "unknown placeholder '%x'"));
-  const outcome bad_rank = finish(start(dir.path, run_args("prof-%r.json"), {{"RANK", "zero"}}, "e"));
+  const outcome bad_rank = finish(start(dir.path, run_args("prof-%r.json"), {{"RANK", "zero"}}));
   BOOST_TEST(bad_rank.status == 2);
   BOOST_TEST(contains(bad_rank.err, "RANK='zero' is not a whole number"));
   // Without a placeholder the variable does not matter: the profile just names no rank.
-  const outcome no_placeholder = finish(start(dir.path, run_args("plain.json"), {{"RANK", "zero"}}, "f"));
+  const outcome no_placeholder = finish(start(dir.path, run_args("plain.json"), {{"RANK", "zero"}}));
   BOOST_TEST(no_placeholder.status == 0);
   BOOST_TEST(!load(dir.path / "plain.json").at("target").as_object().contains("rank"));
 }
@@ -239,7 +209,7 @@ BOOST_AUTO_TEST_CASE(mpirun_writes_one_profile_per_rank) {
   std::vector<std::string> args{mpirun, "--oversubscribe", "-np", "2"};
   if (geteuid() == 0) args.insert(args.begin() + 1, "--allow-run-as-root");
   for (const std::string& a : run_args("prof-%r.json")) args.push_back(a);
-  const outcome o = finish(start(dir.path, args, {}, "mpi"));
+  const outcome o = finish(start(dir.path, args, {}));
   BOOST_TEST(o.status == 0);
   for (int r = 0; r < 2; ++r) {
     const json::object target = load(dir.path / ("prof-" + std::to_string(r) + ".json")).at("target").as_object();

@@ -4,10 +4,7 @@
 // it (the default mode) they are an exact prefix of stdout, the Markdown report after them. stderr under
 // `run` is the program's bytes followed by whole lines that start with `regionprof: `.
 #define BOOST_TEST_MODULE regionprof run safety
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,6 +28,7 @@
 extern char** environ;
 
 #include "cli_runner.hpp"
+#include "support/child_process.hpp"
 
 namespace {
 
@@ -59,88 +57,12 @@ std::vector<std::string> inherited_environment() {
   return env;
 }
 
-/// `argv` started as `how` says, with its stdin fed and its stdout and stderr drained together (poll),
-/// so that neither pipe fills while the other is read.
-outcome spawn(std::vector<std::string> argv, const launch& how) {
-  int in[2];
-  int out[2];
-  int err[2];
-  BOOST_REQUIRE(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0);
-  std::vector<char*> args;
-  for (std::string& arg : argv) args.push_back(arg.data());
-  args.push_back(nullptr);
-  std::vector<std::string> env_text = how.env;
-  std::vector<char*> envp;
-  for (std::string& entry : env_text) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, how.dir.c_str());
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  // The test ignores SIGPIPE (below); the process starts as from a shell: default dispositions, no mask.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  sigset_t no_mask;
-  sigemptyset(&no_mask);
-  posix_spawnattr_setsigmask(&attributes, &no_mask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  BOOST_REQUIRE_EQUAL(spawned, 0);
-  if (how.drop_stdout) {
-    close(out[0]);
-    out[0] = -1;
-  }
-  ::signal(SIGPIPE, SIG_IGN);  // a program that stops reading stdin must not kill the test
-  outcome result;
-  std::size_t fed = 0;
-  int to_child = in[1];
-  fcntl(to_child, F_SETFL, O_NONBLOCK);  // a blocking write of the rest would wait for a reader we starve
-  if (how.input.empty()) {
-    close(to_child);
-    to_child = -1;
-  }
-  while (out[0] >= 0 || err[0] >= 0 || to_child >= 0) {
-    pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {to_child, POLLOUT, 0}};
-    if (poll(fds, 3, -1) < 0) {
-      BOOST_REQUIRE(errno == EINTR);
-      continue;
-    }
-    for (int i = 0; i < 2; ++i) {
-      int& fd = i == 0 ? out[0] : err[0];
-      if (fd < 0 || fds[i].revents == 0) continue;
-      char buffer[65536];
-      const ssize_t got = read(fd, buffer, sizeof buffer);
-      if (got > 0) {
-        (i == 0 ? result.out : result.err).append(buffer, static_cast<std::size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        close(fd);
-        fd = -1;
-      }
-    }
-    if (to_child >= 0 && fds[2].revents != 0) {
-      const ssize_t put = write(to_child, how.input.data() + fed, how.input.size() - fed);
-      if (put > 0) fed += static_cast<std::size_t>(put);
-      if ((put < 0 && errno != EINTR && errno != EAGAIN) || fed == how.input.size()) {
-        close(to_child);
-        to_child = -1;
-      }
-    }
-  }
-  BOOST_REQUIRE_EQUAL(waitpid(pid, &result.wait_status, 0), pid);
-  result.status = WIFEXITED(result.wait_status) ? WEXITSTATUS(result.wait_status) : 128 + WTERMSIG(result.wait_status);
-  return result;
+/// `argv` started as `how` says (as from a shell: default dispositions, no mask), with its stdin fed and
+/// its stdout and stderr drained together, so that neither pipe fills while the other is read.
+outcome spawn(const std::vector<std::string>& argv, const launch& how) {
+  regionprof::test::child_result r = regionprof::test::run_child(
+      argv, {.dir = how.dir, .env = how.env, .clear_environment = true, .input = how.input, .close_stdout = how.drop_stdout});
+  return {r.wait_status, r.status, std::move(r.out), std::move(r.err)};
 }
 
 std::vector<std::string> child_command(const std::vector<std::string>& args) {

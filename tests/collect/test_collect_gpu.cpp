@@ -20,8 +20,10 @@
 #include "regionprof/harness.hpp"
 #include "regionprof/regions.hpp"
 #include "regionprof/trace.hpp"
+#include "support/warning_queries.hpp"
 
 using namespace regionprof;
+using regionprof::test::has_warning;
 
 namespace {
 
@@ -49,10 +51,6 @@ std::map<std::uint32_t, const cpu_interval*> launches(const trace& t) {
     if (is_api_call(interval.kind) && interval.correlation_id != 0) found[interval.correlation_id] = &interval;
   }
   return found;
-}
-
-bool has_warning(const trace& t, warning_code code) {
-  return std::any_of(t.warnings.begin(), t.warnings.end(), [code](const warning& w) { return w.code == code; });
 }
 
 void print_warnings(const trace& t) {

@@ -5,12 +5,11 @@
 #include <cstddef>
 
 #include "regionprof/harness.hpp"
+#include "support/warning_queries.hpp"
 
 namespace regionprof::testing {
 
-inline bool has_warning(const analysis_result& result, warning_code code) {
-  return std::any_of(result.warnings.begin(), result.warnings.end(), [code](const warning& w) { return w.code == code; });
-}
+using regionprof::test::has_warning;
 
 /// Default options with the given run counts.
 inline profile_options quick(std::size_t warmup, std::size_t measured) {

@@ -14,16 +14,15 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "child_process.hpp"
 #include "harness_support.hpp"
 #include "regionprof/harness.hpp"
 #include "regionprof/regions.hpp"
+#include "support/child_process.hpp"
 
 using namespace regionprof;
 using regionprof::testing::has_warning;
 using regionprof::testing::quick;
-using regionprof::testing::run_child;
-using regionprof::testing::shell_quote;
+using regionprof::test::run_child;
 
 namespace {
 
@@ -102,10 +101,9 @@ BOOST_AUTO_TEST_CASE(cpu_pipeline_fractions_and_residual_sum_to_one) {
   std::filesystem::create_directories(dir);
   const auto json = dir / "profile.json";
   const auto trace = dir / "trace.json";
-  const auto result = run_child(shell_quote(CPU_PIPELINE) + " --records 5000 -o " + shell_quote(json.string()) +
-                                " --trace " + shell_quote(trace.string()));
-  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.output);
-  BOOST_TEST(result.output.find("untuned_module:transform") != std::string::npos, "the Markdown is printed");
+  const auto result = run_child({CPU_PIPELINE, "--records", "5000", "-o", json.string(), "--trace", trace.string()});
+  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  BOOST_TEST(result.out.find("untuned_module:transform") != std::string::npos, "the Markdown is printed");
   const boost::json::object report = read_json(json);
   const boost::json::array& runs = report.at("runs").as_array();
   BOOST_REQUIRE_EQUAL(runs.size(), 10u);
@@ -142,10 +140,9 @@ BOOST_AUTO_TEST_CASE(cpu_pipeline_fractions_and_residual_sum_to_one) {
 // Another tool owns NVTX: no range is captured, yet every measured run is reported from the wall clock,
 // all of it residual, with NVTX_TOOL_CONFLICT saying why.
 BOOST_AUTO_TEST_CASE(another_nvtx_tool_leaves_wall_clock_runs) {
-  const auto result =
-      run_child("NVTX_INJECTION64_PATH=" + shell_quote(OTHER_NVTX_TOOL) + " " + shell_quote(HARNESS_CHILD));
-  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.output);
-  const boost::json::object report = boost::json::parse(result.output).as_object();
+  const auto result = run_child({HARNESS_CHILD}, {.env = {std::string("NVTX_INJECTION64_PATH=") + OTHER_NVTX_TOOL}});
+  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  const boost::json::object report = boost::json::parse(result.out).as_object();
   const boost::json::array& runs = report.at("runs").as_array();
   BOOST_REQUIRE_EQUAL(runs.size(), 4u);
   for (const boost::json::value& run : runs) {

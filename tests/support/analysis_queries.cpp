@@ -23,19 +23,6 @@ std::vector<std::string> region_ids(const analysis_result& result) {
   return ids;
 }
 
-const warning* find_warning(const analysis_result& result, warning_code code) {
-  for (const warning& w : result.warnings) {
-    if (w.code == code) return &w;
-  }
-  return nullptr;
-}
-
-std::size_t count_warnings(const analysis_result& result, warning_code code) {
-  std::size_t n = 0;
-  for (const warning& w : result.warnings) n += w.code == code;
-  return n;
-}
-
 std::int64_t leading_count(std::string_view message) {
   std::size_t i = 0;
   std::int64_t value = 0;

@@ -1,4 +1,5 @@
-// Lookups into an analysis_result for tests: regions by id, warnings by code, key-average rows by key.
+// Lookups into an analysis_result for tests: regions by id, key-average rows by key (warnings by code:
+// warning_queries.hpp).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "regionprof/analysis.hpp"
 #include "support/printing.hpp"
+#include "support/warning_queries.hpp"  // find_warning, count_warnings, has_warning
 
 namespace regionprof::test {
 
@@ -17,10 +19,6 @@ const region_aggregate* find_region(const analysis_result& result, const run_res
 std::vector<std::string> region_ids(const analysis_result& result, const run_result& run);
 /// The ids of analysis_result::regions, in order.
 std::vector<std::string> region_ids(const analysis_result& result);
-/// The first warning with `code`, or nullptr.
-const warning* find_warning(const analysis_result& result, warning_code code);
-/// How many warnings carry `code`.
-std::size_t count_warnings(const analysis_result& result, warning_code code);
 /// The number a warning message starts with (every count-carrying message does), or -1 when none.
 std::int64_t leading_count(std::string_view message);
 /// The row with (key, type), or nullptr.

@@ -68,10 +68,11 @@ analysis_result engine::assemble() {
     }
     run.residual_cpu_ns = std::max<std::int64_t>(0, run.cpu_time_ns - region_cpu);
     if (device_data_) {
-      run.device_time_ns = state.device;
-      run.device_busy_ns = state.busy;
-      run.device_span_ns = state.ops == 0 ? 0 : state.last_op - state.first_op;
-      run.residual_device_ns = std::max<std::int64_t>(0, state.device - region_device);
+      const run_device_state device = run_devices_.empty() ? run_device_state{} : run_devices_[index];
+      run.device_time_ns = device.device;
+      run.device_busy_ns = device.busy;
+      run.device_span_ns = device.ops == 0 ? 0 : device.last_op - device.first_op;
+      run.residual_device_ns = std::max<std::int64_t>(0, device.device - region_device);
     }
     result.runs.push_back(std::move(run));
   }

@@ -34,7 +34,7 @@ void engine::sum_launches() {
 void engine::resolve_pending() {
   if (!any_pending_) return;
   auto by_start = [](std::int64_t t, const region_instance& r) { return t < r.start; };
-  for (run_state& run : runs_) {
+  for (run_side& run : run_sides_) {
     std::vector<region_instance>& instances = run.instances;
     std::size_t cursor = 0;  // instances[cursor].start <= the previous launch's start, when it was found
     for (const pending_launch& launch : run.pending) {
@@ -71,6 +71,8 @@ void engine::resolve_pending() {
 
 // After resolve_pending(): every slot's aggregate is an index or no_aggregate::none.
 void engine::attribute_device_ops() {
+  if (in_.device_ops.empty()) return;
+  run_devices_.assign(runs_.size(), {});
   for (const device_op& op : in_.device_ops) {
     const std::int64_t length = duration(op);
     const std::uint32_t slot = correlation_.slot(op.correlation_id);
@@ -85,7 +87,7 @@ void engine::attribute_device_ops() {
       continue;
     }
     if (!run.is_index()) continue;  // launched outside every run
-    run_state& r = runs_[run];
+    run_device_state& r = run_devices_[run];
     r.device += length;
     ++r.ops;
     const std::int64_t end = op.start_ns + length;
@@ -107,7 +109,7 @@ void engine::attribute_device_ops() {
     ++device_keys_[name].count;
     device_keys_[name].total += length;
   }
-  for (run_state& r : runs_) {
+  for (run_device_state& r : run_devices_) {
     if (!r.unordered && r.open_end != min_ns) r.busy += r.open_end - r.open_start;
   }
   finish_unordered_unions();
@@ -119,7 +121,7 @@ void engine::finish_unordered_unions() {
   std::vector<std::uint32_t> first(runs_.size() + 1, 0);
   bool any = false;
   for (std::size_t r = 0; r < runs_.size(); ++r) {
-    const run_state& state = runs_[run_index::at(r)];
+    const run_device_state& state = run_devices_[run_index::at(r)];
     any = any || state.unordered;
     first[r + 1] = first[r] + (state.unordered ? static_cast<std::uint32_t>(state.ops) : 0);
   }
@@ -131,12 +133,12 @@ void engine::finish_unordered_unions() {
       const std::uint32_t slot = correlation_.slot(in_.device_ops[i].correlation_id);
       if (slot == correlation_index::none) continue;
       const run_index run = slot_run_[slot];
-      if (run.is_index() && runs_[run].unordered) grouped[cursor[run.index()]++] = static_cast<std::uint32_t>(i);
+      if (run.is_index() && run_devices_[run].unordered) grouped[cursor[run.index()]++] = static_cast<std::uint32_t>(i);
     }
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> spans;
   for (std::size_t r = 0; r < runs_.size(); ++r) {
-    run_state& state = runs_[run_index::at(r)];
+    run_device_state& state = run_devices_[run_index::at(r)];
     if (!state.unordered) continue;
     spans.clear();
     for (std::uint32_t k = first[r]; k < first[r + 1]; ++k) {

@@ -24,7 +24,7 @@ void engine::add_device_figures(analysis_result& result) const {
     if (in_.device_ops.empty()) return;
     const std::uint16_t device = in_.device_ops.front().device;
     for (run_result& run : result.runs) {
-      if (runs_[run_index::at(run.run_index)].ops == 0) continue;
+      if (run_devices_[run_index::at(run.run_index)].ops == 0) continue;
       run.devices.push_back({device, *run.device_time_ns, *run.device_busy_ns, *run.device_span_ns});
     }
     return;

@@ -13,7 +13,9 @@
 //   5. give each device op to its launch's owner (6), union and span per run (device_ops.cpp), then
 //      assemble the result (assemble.cpp, key_averages.cpp, warnings.cpp).
 // Per-event state: the per-thread order (4 B per interval), the stack (depth only), and per correlation
-// slot 20 B (interval index, device time, owning run, owning aggregate). The region tree adds per
+// slot 20 B (interval index, device time, owning run, owning aggregate). Per run: 24 B (run_state), plus
+// 72 B with device ops (run_device_state), plus a run_side once cross_thread or the region tree needs
+// one, plus a marker_span (32 B) and its prefix maximum (8 B) when other threads may need rule 9's lookup. The region tree adds per
 // (run, path) node one tree_stats (56 B) and its run's path -> node entry (12 B in a table at most half
 // full), per distinct path 16 B (at most region_tree_max_nodes nodes), nothing per plain event; with
 // cross_thread, one region_instance per nested region instance too.
@@ -226,11 +228,19 @@ struct region_instance {
   std::uint32_t parent = no_instance;  ///< the enclosing region instance in the same vector, or none
 };
 
-/// One run: its marker interval and its device ops' totals, ns.
+/// One run: its marker interval (or the synthetic run's span), ns, and its thread. Everything else a run
+/// may need lives beside runs_, made only when the trace needs it (run_device_state, run_side): a trace
+/// of nothing but short runs costs 24 B per run here (docs/design.md, rule 13).
 struct run_state {
   std::int64_t start = 0;
   std::int64_t end = 0;
   std::uint32_t thread = 0;
+};
+
+inline run_state new_run(std::int64_t start, std::int64_t end, std::uint32_t thread) { return {start, end, thread}; }
+
+/// One run's device ops' totals, ns; one per run only when the trace has device ops (engine::run_devices_).
+struct run_device_state {
   std::int64_t device = 0;
   std::int64_t first_op = max_ns;
   std::int64_t last_op = min_ns;
@@ -241,20 +251,17 @@ struct run_state {
   std::int64_t open_end = min_ns;
   std::int64_t last_start = min_ns;
   bool unordered = false;
+};
+
+/// A run's state for cross-thread attribution and the region tree; one per run only once some run needs
+/// one (engine::side_of()).
+struct run_side {
   std::vector<region_instance> instances;  ///< cross_thread only, in start order
   /// Off-thread launches outside any region of their thread, in walk order (rule 9), until
   /// resolve_pending(): kept per run so that its lookups stay in this run's instances.
   std::vector<pending_launch> pending;
   flat_index_map<tree_node_index> tree_nodes;  ///< region tree: path index -> this run's nested node
 };
-
-inline run_state new_run(std::int64_t start, std::int64_t end, std::uint32_t thread) {
-  run_state r;
-  r.start = start;
-  r.end = end;
-  r.thread = thread;
-  return r;
-}
 
 /// A device op's duration, ns; 0 when it ends before it starts.
 inline std::int64_t duration(const device_op& op) noexcept {
@@ -303,6 +310,12 @@ class engine {
   void assemble_tree(analysis_result& result, const std::vector<aggregate_index>& by_run,
                      const std::vector<std::uint32_t>& result_index);
   aggregate_index aggregate_of(run_index run, std::uint32_t region);
+  /// `run`'s side state. The first call makes one for every run so far, and later runs get theirs as they
+  /// need one; a reference stays valid until the next call.
+  run_side& side_of(run_index run) {
+    if (run.index() >= run_sides_.size()) run_sides_.resize(std::max(runs_.size(), std::size_t{run.index()} + 1));
+    return run_sides_[run.index()];
+  }
   // device_ops.cpp
   void sum_launches();
   void resolve_pending();
@@ -329,15 +342,19 @@ class engine {
   bool runs_known_ = false;  ///< thread_runs_ filled by discover_markers()
   std::uint32_t synthetic_thread_ = no_thread;  ///< the thread of the synthetic run (no markers at all)
   std::size_t marker_count_ = 0;           ///< topmost markers, skipped ones included
+  std::size_t marker_intervals_ = 0;       ///< marker-classified intervals: at least the runs and markers
   index_vector<run_index, run_state> runs_;
+  index_vector<run_index, run_device_state> run_devices_;  ///< one per run when the trace has device ops
+  std::vector<run_side> run_sides_;  ///< empty, or one per run once some run needed one (side_of())
   std::vector<marker_span> markers_;  ///< topmost markers, until moved into lookup_
+  bool keep_markers_ = true;          ///< some thread walked after the first may need lookup_ (rule 9)
   run_lookup lookup_;
 
   // Per correlation slot.
   std::vector<std::int64_t> slot_device_;  ///< ns
   std::vector<run_index> slot_run_;        ///< a run, no_run::off_thread, or no_run::none
   std::vector<aggregate_index> slot_aggregate_;  ///< no_aggregate::pending only until resolve_pending()
-  bool any_pending_ = false;  ///< some run_state::pending is not empty
+  bool any_pending_ = false;  ///< some run_side::pending is not empty
 
   // Regions and key averages.
   index_vector<aggregate_index, aggregate> aggregates_;
@@ -348,7 +365,7 @@ class engine {
   std::vector<device_key_stats> device_keys_;
 
   // The region tree (rule 14): nodes of all runs; the distinct paths, per region its one-region path,
-  // and (parent path, region) -> child path. Each run maps path -> node (run_state::tree_nodes).
+  // and (parent path, region) -> child path. Each run maps path -> node (run_side::tree_nodes).
   index_vector<tree_node_index, tree_stats> tree_;
   index_vector<tree_path_index, tree_path_entry> tree_paths_;
   std::vector<tree_path_index> root_paths_;

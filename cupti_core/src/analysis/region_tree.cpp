@@ -71,7 +71,7 @@ tree_node_index engine::child_node(run_index run, tree_node_index parent, std::u
     p.last_child_region = region;
     p.last_child = path;
   }
-  flat_index_map<tree_node_index>& nodes = runs_[run].tree_nodes;
+  flat_index_map<tree_node_index>& nodes = side_of(run).tree_nodes;
   tree_node_index child = nodes.find(path.index());
   if (child.is_index()) return child;
   if (tree_.size() >= options_.region_tree_max_nodes) {

@@ -10,8 +10,11 @@ namespace regionprof::detail::attribution {
 
 void run_lookup::build(std::vector<marker_span> markers) {
   markers_ = std::move(markers);
-  std::stable_sort(markers_.begin(), markers_.end(),
-                   [](const marker_span& a, const marker_span& b) { return a.start < b.start; });
+  auto by_start = [](const marker_span& a, const marker_span& b) { return a.start < b.start; };
+  // One marker thread's markers come in start order: no sort (a stable sort's buffer is 32 B per run).
+  if (!std::is_sorted(markers_.begin(), markers_.end(), by_start)) {
+    std::stable_sort(markers_.begin(), markers_.end(), by_start);
+  }
   max_end_.resize(markers_.size());
   std::int64_t high = min_ns;
   for (std::size_t i = 0; i < markers_.size(); ++i) max_end_[i] = high = std::max(high, markers_[i].end);
@@ -24,8 +27,12 @@ void engine::find_marker_threads() {
   }
   std::vector<bool> has_marker(thread_count_, false);
   for (const cpu_interval& interval : in_.intervals) {
-    if (classify(interval) == marker_class) has_marker[interval.thread] = true;
+    if (classify(interval) == marker_class) {
+      has_marker[interval.thread] = true;
+      ++marker_intervals_;
+    }
   }
+  runs_.reserve(std::max<std::size_t>(marker_intervals_, 1));  // at most one run per marker, or the synthetic one
   for (std::uint32_t t = 0; t < thread_count_; ++t) {
     if (has_marker[t]) marker_threads_.push_back(t);
   }
@@ -101,6 +108,7 @@ std::vector<std::uint32_t> engine::walk_order() {
     }
     runs_.push_back(new_run(low, high, busiest));
     markers_.push_back({low, high, busiest, 0, run_index::at(0)});
+    ++marker_count_;
     order.push_back(busiest);
   }
   return order;

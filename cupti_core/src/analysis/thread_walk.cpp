@@ -22,7 +22,7 @@ struct frame {
   run_index run;
   aggregate_index aggregate;  ///< the topmost region's aggregate in this run, or no_aggregate::none
   tree_node_index node;       ///< the innermost region's tree node (rule 14), or none
-  std::uint32_t instance = no_instance;  ///< the innermost region's entry in run_state::instances
+  std::uint32_t instance = no_instance;  ///< the innermost region's entry in run_side::instances
   name_id key = no_key;       ///< name id
   ownership state = ownership::none;
   bool under_marker = false;  ///< this interval is a run marker or has one above it on this thread
@@ -46,7 +46,7 @@ aggregate_index engine::aggregate_of(run_index run, std::uint32_t region) {
 
 // The aggregate of a topmost region instance [start, end] ns owned by `run` (owned(state)), and its
 // topmost tree node (rule 14: the node counts what the aggregate counts). `*instance` becomes the
-// instance's entry in run_state::instances when one is kept (on the marker's thread, cross_thread).
+// instance's entry in run_side::instances when one is kept (on the marker's thread, cross_thread).
 aggregate_index engine::begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
                                              std::int64_t end, std::uint32_t* instance) {
   const aggregate_index index = aggregate_of(run, region);
@@ -65,7 +65,7 @@ aggregate_index engine::begin_topmost_region(run_index run, ownership state, std
       node->cpu += end - start;
     }
     if (options_.cross_thread) {
-      std::vector<region_instance>& instances = runs_[run].instances;
+      std::vector<region_instance>& instances = side_of(run).instances;
       *instance = static_cast<std::uint32_t>(instances.size());
       instances.push_back({start, end, index, a.tree_root, no_instance});
     }
@@ -139,14 +139,22 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
       } else {
         code = ordinal < options_.skip_runs ? run_index{no_run::skipped} : run_index::at(ordinal - options_.skip_runs);
         if (code != no_run::skipped) runs_.push_back(new_run(start, end, thread));
-        markers_.push_back({start, end, thread, ordinal, code});
+        ++marker_count_;
+        if (keep_markers_) markers_.push_back({start, end, thread, ordinal, code});
       }
       ++ordinal;
       if (code.is_index() && previous_run.is_index() && options_.region_tree) {
         // Runs repeat: size this run's tables as the previous one on this thread ended (rule 14).
-        run_state& r = runs_[code];
-        r.tree_nodes.reserve(runs_[previous_run].tree_nodes.size());
-        if (options_.cross_thread) r.instances.reserve(runs_[previous_run].instances.size());
+        // Only once some run has side state: a trace without nested regions or cross_thread has none.
+        if (previous_run.index() < run_sides_.size()) {
+          const std::size_t nodes = run_sides_[previous_run.index()].tree_nodes.size();
+          const std::size_t instances = run_sides_[previous_run.index()].instances.size();
+          if (nodes > 0 || instances > 0) {
+            run_side& r = side_of(code);
+            r.tree_nodes.reserve(nodes);
+            if (options_.cross_thread) r.instances.reserve(instances);
+          }
+        }
       }
       if (code.is_index()) previous_run = code;
       f.run = code;
@@ -174,7 +182,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
               ++n.calls;
               n.cpu += length;
               if (options_.cross_thread) {
-                std::vector<region_instance>& instances = runs_[f.run].instances;
+                std::vector<region_instance>& instances = side_of(f.run).instances;
                 const auto entry = static_cast<std::uint32_t>(instances.size());
                 instances.push_back({start, end, f.aggregate, child, f.instance});
                 f.instance = entry;
@@ -231,7 +239,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
             slot_aggregate_[slot] = f.aggregate;
           } else if (f.state == ownership::off_thread) {
             slot_aggregate_[slot] = no_aggregate::pending;
-            runs_[f.run].pending.push_back({slot, start, f.device});
+            side_of(f.run).pending.push_back({slot, start, f.device});
             any_pending_ = true;
           }
         }
@@ -247,11 +255,19 @@ void engine::walk_threads(const std::vector<std::uint32_t>& order) {
   std::vector<frame> stack;  // capacity kept across threads
   // Which threads were walked: searching `order` per thread is quadratic with a marker on every thread.
   std::vector<bool> walked(thread_count_, false);
+  if (!runs_known_ && !order.empty()) {
+    // Rule 9's lookup serves only the threads walked after the first: without another thread that holds
+    // intervals, the markers are not kept (32 B per run).
+    keep_markers_ = false;
+    for (std::uint32_t t = 0; t < thread_count_ && !keep_markers_; ++t) {
+      keep_markers_ = t != order[0] && !order_.of(t).empty();
+    }
+    if (keep_markers_) markers_.reserve(marker_intervals_ + markers_.size());
+  }
   for (std::size_t w = 0; w < order.size(); ++w) {
     walk(order[w], stack);
     walked[order[w]] = true;
-    if (w == 0 && !runs_known_) {
-      marker_count_ = markers_.size();
+    if (w == 0 && !runs_known_ && keep_markers_) {
       lookup_.build(std::move(markers_));  // the only marker thread (or the synthetic run) is now known
     }
   }

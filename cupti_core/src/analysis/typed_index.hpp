@@ -52,6 +52,8 @@ class index_vector {
   /// The index the next push_back() gets.
   Index next() const noexcept { return Index::at(items_.size()); }
   void push_back(T item) { items_.push_back(std::move(item)); }
+  void assign(std::size_t count, const T& value) { items_.assign(count, value); }
+  void reserve(std::size_t count) { items_.reserve(count); }
 
   std::size_t size() const noexcept { return items_.size(); }
   bool empty() const noexcept { return items_.empty(); }

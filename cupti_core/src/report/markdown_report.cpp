@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -151,7 +152,7 @@ void summary_section(std::string& out, const analysis_result& result, const std:
          "the run totals summed over runs.\n\n";
 }
 
-void runs_section(std::string& out, const analysis_result& result) {
+void runs_section(std::string& out, const analysis_result& result, const std::function<void()>& spill) {
   out += "## Runs\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
@@ -173,7 +174,7 @@ void runs_section(std::string& out, const analysis_result& result) {
     }
     runs.add(std::move(row));
   }
-  runs.render(out);
+  runs.render(out, spill);  // a row per run: written as it grows
 }
 
 void regions_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
@@ -316,7 +317,7 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
   overview(out, result, source, options, context);
   summary_section(out, result, summaries);
   flush();
-  runs_section(out, result);
+  runs_section(out, result, stream != nullptr ? std::function<void()>(flush) : std::function<void()>());
   flush();
   regions_section(out, result, summaries);
   attribution_section(out, result, markdown);

@@ -52,41 +52,53 @@ std::string code(std::string_view raw, std::size_t limit) {
   return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
 }
 
-void table::add(std::vector<std::string> row) {
-  for (std::string& cell : row) {
-    for (std::size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.insert(at, 1, '\\');
-  }
-  rows_.push_back(std::move(row));
+table::table(std::vector<column> columns) : columns_(std::move(columns)), widths_(columns_.size(), 3) {
+  for (std::size_t c = 0; c < columns_.size(); ++c) widths_[c] = std::max(widths_[c], display_width(columns_[c].title));
 }
 
-void table::render(std::string& out) const {
-  std::vector<std::size_t> widths(columns_.size(), 3);
+void table::add(std::vector<std::string> row) {
   for (std::size_t c = 0; c < columns_.size(); ++c) {
-    widths[c] = std::max(widths[c], display_width(columns_[c].title));
-    for (const auto& row : rows_) widths[c] = std::max(widths[c], display_width(row[c]));
+    const std::string_view cell = c < row.size() ? std::string_view(row[c]) : std::string_view();
+    const std::size_t begin = cells_.size();
+    for (char ch : cell) {
+      if (ch == '|') cells_ += '\\';
+      cells_ += ch;
+    }
+    widths_[c] = std::max(widths_[c], display_width(std::string_view(cells_).substr(begin)));
+    cell_ends_.push_back(cells_.size());
   }
-  std::vector<std::string> titles;
-  for (const column& col : columns_) titles.push_back(col.title);
-  line(out, titles, widths);
+}
+
+void table::render(std::string& out, const std::function<void()>& spill) const {
+  line(out, [this](std::size_t c) { return std::string_view(columns_[c].title); });
   out += '|';
   for (std::size_t c = 0; c < columns_.size(); ++c) {
     out += ' ';
-    out += std::string(widths[c] - (columns_[c].right ? 1 : 0), '-');
+    out += std::string(widths_[c] - (columns_[c].right ? 1 : 0), '-');
     if (columns_[c].right) out += ':';
     out += " |";
   }
   out += '\n';
-  for (const auto& row : rows_) line(out, row, widths);
+  const std::string_view cells(cells_);
+  for (std::size_t first = 0; first < cell_ends_.size(); first += columns_.size()) {
+    line(out, [&](std::size_t c) {
+      const std::size_t begin = first + c == 0 ? 0 : cell_ends_[first + c - 1];
+      return cells.substr(begin, cell_ends_[first + c] - begin);
+    });
+    if (spill && out.size() >= (std::size_t{1} << 20)) spill();
+  }
   out += '\n';
 }
 
-void table::line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const {
+template <typename Cell>
+void table::line(std::string& out, Cell cell) const {
   out += '|';
   for (std::size_t c = 0; c < columns_.size(); ++c) {
-    const std::string padding(widths[c] - display_width(cells[c]), ' ');
+    const std::string_view text = cell(c);
+    const std::string padding(widths_[c] - display_width(text), ' ');
     out += ' ';
     if (columns_[c].right) out += padding;
-    out += cells[c];
+    out += text;
     if (!columns_[c].right) out += padding;
     out += " |";
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,17 +36,25 @@ class table {
     bool right = false;
   };
 
-  explicit table(std::vector<column> columns) : columns_(std::move(columns)) {}
+  explicit table(std::vector<column> columns);
 
+  /// Precondition: one cell per column.
   void add(std::vector<std::string> row);
-  /// Appends the table and a blank line.
-  void render(std::string& out) const;
+  /// Appends the table and a blank line; with `spill`, calls it whenever `out` holds 1 MiB or more (it
+  /// writes `out` somewhere and clears it), so a long table never stands whole in memory.
+  void render(std::string& out, const std::function<void()>& spill = {}) const;
 
  private:
-  void line(std::string& out, const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const;
+  /// Appends one row; `cell(c)` is column c's text.
+  template <typename Cell>
+  void line(std::string& out, Cell cell) const;
 
   std::vector<column> columns_;
-  std::vector<std::vector<std::string>> rows_;
+  std::vector<std::size_t> widths_;  ///< per column, the widest cell so far (titles included, at least 3)
+  // The rows' cells end to end (escaped), and where each ends: a row costs its text and 8 B per cell,
+  // not a vector of strings (a million-run table stays small; docs/design.md, rule 13).
+  std::string cells_;
+  std::vector<std::size_t> cell_ends_;
 };
 
 }  // namespace regionprof::report_detail

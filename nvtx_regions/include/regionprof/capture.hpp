@@ -39,6 +39,9 @@ struct capture_stats {
   std::uint64_t clamped_ranges = 0;   ///< start/end ranges ended before their start (clock skew)
   std::uint64_t marks = 0;            ///< marks recorded (see capture_result::marks)
   std::uint64_t chunk_bytes = 0;      ///< chunk memory the session took (records + chunk headers)
+  /// NVTX domains the process created past the 65,535 named domain ids (DROPPED_HOST_RECORDS): each shares
+  /// the last id. Counted for the process's lifetime, not per session.
+  std::uint64_t domains_past_limit = 0;
   bool tool_attached = false;         ///< NVTX had attached this tool when the session stopped
   bool clock_is_tsc = false;          ///< ticks were TSC cycles (else CLOCK_MONOTONIC ns)
   double ns_per_tick = 1.0;           ///< the session's calibration

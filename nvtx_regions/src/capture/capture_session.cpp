@@ -371,6 +371,13 @@ void add_warnings(capture_result& result, const std::vector<std::string>& open_n
                             " start/end range(s) ended before they started (clock skew between cores) and "
                             "were kept with zero length"});
   }
+  if (st.domains_past_limit > 0) {
+    warnings.push_back({warning_code::dropped_host_records, warning_source::nvtx,
+                        std::to_string(st.domains_past_limit) +
+                            " NVTX domain(s) were created past the capture's limit of 65,535 named domains; each "
+                            "shares the id of the last domain created before the limit, so its ranges and marks "
+                            "are recorded in that domain. Create fewer domains (one per library or component)"});
+  }
 }
 
 }  // namespace
@@ -428,6 +435,7 @@ capture_result capture_session::stop() {
   capture_result result;
   result.stats.dropped_records = s.dropped.load(std::memory_order_relaxed);
   result.stats.chunk_bytes = s.session_bytes.load(std::memory_order_relaxed);
+  result.stats.domains_past_limit = s.domains.overflowed();
   result.stats.tool_attached = s.attached.load(std::memory_order_acquire);
   result.stats.clock_is_tsc = clock_is_tsc;
   result.stats.ns_per_tick = clock.ns_per_tick();

@@ -188,9 +188,11 @@ class string_registry {
 class domain_registry {
  public:
   domain_registry();
-  /// The id of domain `name`; past 65535 domains, the last id is reused (counted in overflowed()).
+  /// The id of domain `name`. Ids are 16 bits: past 65,535 named domains every new name gets the last
+  /// id, 0xFFFF, and is counted in overflowed() (DROPPED_HOST_RECORDS).
   std::uint16_t create(std::string_view name);
   std::vector<std::string> names();
+  /// Creations past the limit since the process started.
   std::uint64_t overflowed() const noexcept { return overflowed_.load(std::memory_order_relaxed); }
   /// Around fork() only (see state()).
   std::mutex& fork_mutex() noexcept { return mutex_; }
