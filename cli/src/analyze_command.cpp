@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "number_option.hpp"
 #include "job_outputs.hpp"
 #include "regionprof/import.hpp"
+#include "regionprof/job.hpp"
+#include "regionprof/output.hpp"
 #include "regionprof/profile.hpp"
 #include "report_options.hpp"
 
@@ -23,7 +24,7 @@ class analyze_command final : public command {
                "Markdown: detailed tables for the first N runs (default: every run\n"
                "when there are at most 5, else none; the summary covers all).",
                [this](std::string_view setting, std::string_view value) {
-                 markdown_.runs_detail = parse_whole_number(setting, value, 1'000'000'000);
+                 markdown_.runs_detail = parse_count(setting, value, 0, 1'000'000'000);
                });
     line.operands("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
                   [this](std::string_view path) { trace_paths_.emplace_back(path); });
@@ -69,12 +70,13 @@ Examples:
 
   int execute() override {
     if (trace_paths_.size() > 1) {
-      write_job_outputs(merge_ranks(analyze_traces(trace_paths_, settings_)), settings_, std::cout);
+      const job_report job = merge_ranks(analyze_traces(trace_paths_, settings_));
+      write_outputs(settings_.outputs(), job_writers(job), std::cout);
       return exit_ok;
     }
     trace imported = import_kineto_trace(trace_paths_.front());
     const Profile profile(std::move(imported), settings_.analysis, report_context{});
-    write_reports(profile, settings_, std::cout, markdown_);
+    write_outputs(settings_.outputs(), profile_writers(profile, markdown_), std::cout);
     return exit_ok;
   }
 

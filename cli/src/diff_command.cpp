@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "number_option.hpp"
-#include "output_file.hpp"
+#include "regionprof/output.hpp"
 #include "regionprof/profile_diff.hpp"
 #include "regionprof/profile_reader.hpp"
 
@@ -73,13 +73,17 @@ Examples:
     const named_profile a{*a_path_, read_profile(*a_path_)};
     const named_profile b{*b_path_, read_profile(*b_path_)};
     const profile_diff diff = diff_profiles(a, b, options_);
-    if (json_path_) write_text_file(*json_path_, to_json(diff));
-    if (html_path_) write_text_file(*html_path_, to_html(diff));
-    if (markdown_path_) {
-      write_text_file(*markdown_path_, to_markdown(diff));
-    } else if (!json_path_ && !html_path_) {
-      std::cout << to_markdown(diff);
-    }
+    output_set outputs;
+    if (json_path_) outputs.add(output_format::json, *json_path_);
+    if (html_path_) outputs.add(output_format::html, *html_path_);
+    if (markdown_path_) outputs.add(output_format::markdown, *markdown_path_);
+    if (outputs.files.empty()) outputs.to_stdout = output_format::markdown;
+    output_writers writers;
+    writers.noun = "diff";
+    writers.json = [&diff](std::ostream& out) { out << to_json(diff); };
+    writers.markdown = [&diff](std::ostream& out) { out << to_markdown(diff); };
+    writers.html = [&diff](std::ostream& out) { out << to_html(diff); };
+    write_outputs(outputs, writers, std::cout);
     if (diff.gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
                 << " % (p < " << options_.alpha << ")\n";

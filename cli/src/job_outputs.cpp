@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <fstream>
 #include <optional>
-#include <ostream>
 #include <stdexcept>
 #include <thread>
 
@@ -13,36 +11,6 @@
 #include "regionprof/profile.hpp"
 
 namespace regionprof::cli {
-namespace {
-
-template <typename write_function>
-void write_file(const std::string& path, const char* what, write_function&& write_it) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "'");
-  write_it(file);
-  file.flush();
-  if (!file) throw std::runtime_error("cannot write the " + std::string(what) + " to '" + path + "'");
-}
-
-}  // namespace
-
-void write_job_outputs(const job_report& job, const report_settings& settings, std::ostream& out) {
-  if (settings.json_path) {
-    write_file(*settings.json_path, "job report", [&](std::ostream& file) { file << job_to_json(job); });
-  }
-  if (settings.markdown_path) {
-    write_file(*settings.markdown_path, "job Markdown report", [&](std::ostream& file) { file << job_to_markdown(job); });
-  }
-  if (settings.trace_path) {
-    write_file(*settings.trace_path, "job trace", [&](std::ostream& file) { write_job_trace(job, file); });
-  }
-  if (!settings.json_path) {
-    out << job_to_markdown(job);
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write the Markdown report to standard output");
-  }
-}
-
 std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths, const report_settings& settings) {
   std::vector<std::optional<named_profile>> profiles(paths.size());
   std::vector<std::exception_ptr> failures(paths.size());

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "job_outputs.hpp"
+#include "regionprof/job.hpp"
+#include "regionprof/output.hpp"
 #include "regionprof/profile_reader.hpp"
+#include "report_settings.hpp"
 
 namespace regionprof::cli {
 namespace {
@@ -59,7 +61,8 @@ Examples:
     std::vector<named_profile> profiles;
     profiles.reserve(profile_paths_.size());
     for (const std::string& path : profile_paths_) profiles.push_back({path, read_profile(path)});
-    write_job_outputs(merge_ranks(std::move(profiles)), settings_, std::cout);
+    const job_report job = merge_ranks(std::move(profiles));
+    write_outputs(settings_.outputs(), job_writers(job), std::cout);
     return exit_ok;
   }
 

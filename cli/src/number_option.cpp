@@ -19,14 +19,4 @@ double parse_number(std::string_view setting, std::string_view text, double low,
   return value;
 }
 
-std::size_t parse_whole_number(std::string_view setting, std::string_view text, std::size_t max) {
-  std::size_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > max) {
-    throw usage_error(std::string(setting) + ": expected a whole number from 0 to " + std::to_string(max) +
-                      ", got '" + std::string(text) + "'");
-  }
-  return value;
-}
-
 }  // namespace regionprof::cli

@@ -1,7 +1,7 @@
-// A numeric option value (`--alpha 0.05`, `--runs-detail 3`), parsed and range-checked as a usage error.
+// A decimal option value (`--alpha 0.05`), parsed and range-checked as a usage error. Whole numbers:
+// report_settings.hpp's parse_count.
 #pragma once
 
-#include <cstddef>
 #include <string_view>
 
 namespace regionprof::cli {
@@ -14,12 +14,5 @@ namespace regionprof::cli {
 /// ```
 double parse_number(std::string_view setting, std::string_view text, double low, double high,
                     std::string_view range);
-
-/// Parses a whole number from 0 to `max` for option `setting`; throws usage_error otherwise.
-///
-/// ```
-/// std::size_t runs = parse_whole_number("option --runs-detail", "3", 1'000'000'000);
-/// ```
-std::size_t parse_whole_number(std::string_view setting, std::string_view text, std::size_t max);
 
 }  // namespace regionprof::cli

@@ -8,14 +8,12 @@
 #include <string>
 
 #include "commands.hpp"
-#include "number_option.hpp"
-#include "output_file.hpp"
+#include "regionprof/output.hpp"
 #include "regionprof/profile_reader.hpp"
+#include "report_settings.hpp"
 
 namespace regionprof::cli {
 namespace {
-
-enum class report_format { markdown, table, html };
 
 class report_command final : public command {
  public:
@@ -27,11 +25,11 @@ class report_command final : public command {
                "html (one self-contained page: charts, tables, warnings).",
                [this](std::string_view setting, std::string_view value) {
                  if (value == "markdown") {
-                   format_ = report_format::markdown;
+                   format_ = output_format::markdown;
                  } else if (value == "table") {
-                   format_ = report_format::table;
+                   format_ = output_format::terminal_table;
                  } else if (value == "html") {
-                   format_ = report_format::html;
+                   format_ = output_format::html;
                  } else {
                    throw usage_error("option " + std::string(setting) + ": expected markdown, table or html, got '" +
                                      std::string(value) + "'");
@@ -41,7 +39,7 @@ class report_command final : public command {
                "Markdown: detailed tables for the first N runs (default: every run\n"
                "when there are at most 5, else none).",
                [this](std::string_view setting, std::string_view value) {
-                 runs_detail_ = parse_whole_number(setting, value, 1'000'000'000);
+                 runs_detail_ = parse_count(setting, value, 0, 1'000'000'000);
                })
         .value("-o", "OUT", "Write to OUT (default: standard output).",
                [this](std::string_view, std::string_view path) { output_path_ = path; });
@@ -71,31 +69,22 @@ Examples:
 
   int execute() override {
     const Profile profile = read_profile(profile_path_);
-    std::string text;
-    switch (format_) {
-      case report_format::markdown:
-        text = profile.markdown(markdown_options{runs_detail_});
-        break;
-      case report_format::table: {
-        const char* no_color = std::getenv("NO_COLOR");
-        const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
-        text = profile.terminal_table(colour);
-        break;
-      }
-      case report_format::html:
-        text = profile.html();
-        break;
-    }
+    const char* no_color = std::getenv("NO_COLOR");
+    const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
+    output_writers writers = profile_writers(profile, markdown_options{runs_detail_});
+    writers.terminal_table = [&](std::ostream& out) { out << profile.terminal_table(colour); };
+    output_set outputs;
     if (output_path_) {
-      write_text_file(*output_path_, text);
+      outputs.add(format_, *output_path_);
     } else {
-      std::cout << text;
+      outputs.to_stdout = format_;
     }
+    write_outputs(outputs, writers, std::cout);
     return exit_ok;
   }
 
  private:
-  report_format format_ = report_format::markdown;
+  output_format format_ = output_format::markdown;
   std::optional<std::size_t> runs_detail_;
   std::optional<std::string> output_path_;
   std::string profile_path_;

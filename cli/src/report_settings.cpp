@@ -1,7 +1,6 @@
 #include "report_settings.hpp"
 
 #include <charconv>
-#include <ostream>
 
 namespace regionprof::cli {
 namespace {
@@ -23,13 +22,11 @@ std::size_t parse_count(std::string_view setting, std::string_view text, std::si
 }
 
 void report_settings::set_run_marker(std::string_view setting, std::string_view regex) {
-  name_rule rule{match_kind::regex, std::string(regex), "run", ""};
   try {
-    validate_name_rule(rule, "run marker");
+    analysis.run_marker = run_marker_rule(regex);
   } catch (const std::invalid_argument& e) {
     fail(setting, e);
   }
-  analysis.run_marker = std::move(rule);
   run_marker = std::string(regex);
 }
 
@@ -53,16 +50,13 @@ void report_settings::set_warmup_runs(std::string_view setting, std::string_view
   analysis.skip_runs = parse_count(setting, text, 0, 1'000'000);
 }
 
-void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out,
-                   const markdown_options& markdown) {
-  if (settings.json_path) profile.write_json(*settings.json_path);
-  if (settings.markdown_path) profile.write_markdown(*settings.markdown_path, markdown);
-  if (settings.trace_path) profile.write_trace(*settings.trace_path);
-  if (!settings.json_path) {
-    out << profile.markdown(markdown);
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write the Markdown report to standard output");
-  }
+output_set report_settings::outputs() const {
+  output_set set;
+  if (json_path) set.add(output_format::json, *json_path);
+  if (markdown_path) set.add(output_format::markdown, *markdown_path);
+  if (trace_path) set.add(output_format::chrome_trace, *trace_path);
+  if (!json_path) set.to_stdout = output_format::markdown;
+  return set;
 }
 
 }  // namespace regionprof::cli

@@ -1,10 +1,9 @@
 // The rule settings every report-producing part of regionprof shares (`analyze`, `run`, and the
 // injection library, which reads them from the environment), validated in one place so their meaning
-// and messages never drift apart, and the writing of the reports. Knows no command line.
+// and messages never drift apart, and the output set they ask for. Knows no command line.
 #pragma once
 
 #include <cstddef>
-#include <iosfwd>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,7 +11,8 @@
 #include <vector>
 
 #include "regionprof/analysis.hpp"
-#include "regionprof/profile.hpp"
+#include "regionprof/run_marker.hpp"
+#include "regionprof/output.hpp"
 
 namespace regionprof::cli {
 
@@ -23,6 +23,7 @@ class setting_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// The one whole-number parser of the CLI and the injection library (flags and variables alike).
 /// Parses a non-negative decimal integer in [min, max]; throws setting_error
 /// "<setting> needs a whole number from <min> to <max>, got '<text>'".
 ///
@@ -50,18 +51,17 @@ struct report_settings {
   std::optional<std::string> markdown_path;  ///< --markdown
   std::optional<std::string> trace_path;     ///< --trace
 
-  /// A regex over every domain (Kineto annotations and NVTX ranges alike) whose matches mark the runs.
+  /// A regex over every domain (Kineto annotations and NVTX ranges alike) whose matches mark the runs
+  /// (regionprof::run_marker_rule).
   void set_run_marker(std::string_view setting, std::string_view regex);
   /// REGEX[=KIND] (regionprof::parse_region_arg): the first call drops the default region rules.
   void add_region(std::string_view setting, std::string_view arg);
   void set_row_limit(std::string_view setting, std::string_view text);  ///< 1 to 1'000'000
   void set_warmup_runs(std::string_view setting, std::string_view text);  ///< 0 to 1'000'000: skip_runs
-};
 
-/// Writes the outputs `settings` asks for: JSON to -o, Markdown to --markdown, the trace to --trace,
-/// and the Markdown to `out` when there is no -o. Throws std::runtime_error naming a file that
-/// cannot be written. `markdown` shapes both Markdown outputs (--runs-detail).
-void write_reports(const Profile& profile, const report_settings& settings, std::ostream& out,
-                   const markdown_options& markdown = {});
+  /// What the flags ask to be written: JSON to -o, Markdown to --markdown, the trace to --trace, and
+  /// the Markdown to standard output when there is no -o.
+  output_set outputs() const;
+};
 
 }  // namespace regionprof::cli

@@ -1,5 +1,5 @@
 // `regionprof run`: profiles an unmodified program from outside. Starts it with regionprof's injection
-// library named by NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH (see cli/inject/inject.cpp), waits,
+// library named by NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH (see inject/src/inject.cpp), waits,
 // passes its exit status through, and reports.
 #include <fcntl.h>
 #include <signal.h>
@@ -24,8 +24,9 @@
 
 #include <boost/json.hpp>
 
-#include "../inject/inject_env.hpp"
 #include "commands.hpp"
+#include "inject_env.hpp"
+#include "inject_settings.hpp"
 #include "regionprof/process_identity.hpp"
 #include "report_options.hpp"
 
@@ -350,31 +351,26 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   if (report.trace_path) add_output(outputs, "trace", "Chrome trace", *report.trace_path);
   const claim_file claim(json_final);
 
+  // What the library is told: the flags' rules, the claim file and where to write (the partial paths).
+  inject::inject_settings handed;
+  handed.report = report;
+  handed.claim = claim.path;
+  for (const output& out : outputs) {
+    const std::string partial = partial_path(out.pattern);
+    const std::string_view kind = out.kind;
+    (kind == "json" ? handed.report.json_path : kind == "markdown" ? handed.report.markdown_path
+                                                                  : handed.report.trace_path) = partial;
+  }
   std::vector<std::pair<std::string, std::string>> settings = {
       {"NVTX_INJECTION64_PATH", library},
       {"CUDA_INJECTION64_PATH", library},
-      {inject_env::warmup_runs, std::to_string(report.analysis.skip_runs)},
-      {inject_env::claim, claim.path},
   };
+  for (auto& variable : inject::to_environment(handed)) settings.push_back(std::move(variable));
   for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
     if (const char* old = std::getenv(variable); old != nullptr && library != old) {
       std::cerr << "regionprof: " << variable << " was '" << old << "'; regionprof's library replaces it for this run\n";
     }
   }
-  for (const output& out : outputs) {
-    const char* variable = out.kind == std::string_view("json")       ? inject_env::output
-                           : out.kind == std::string_view("markdown") ? inject_env::markdown
-                                                                      : inject_env::trace;
-    settings.emplace_back(variable, partial_path(out.pattern));
-  }
-  if (report.run_marker) settings.emplace_back(inject_env::run_marker, *report.run_marker);
-  if (!report.regions.empty()) {
-    std::string lines;
-    for (const std::string& region : report.regions) lines += region + "\n";
-    settings.emplace_back(inject_env::regions, lines);
-  }
-  settings.emplace_back(inject_env::cross_thread, report.analysis.cross_thread ? "1" : "0");
-  if (report.row_limit) settings.emplace_back(inject_env::row_limit, std::to_string(*report.row_limit));
 
   std::cout.flush();
   const pid_t child = start_program(program, program_environment(settings));

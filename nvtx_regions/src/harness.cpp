@@ -182,7 +182,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
       result = Profile(std::move(kept), analysis, context);
     }
   }
-  if (trace_file) result.write_trace(*trace_file);
+  if (trace_file) result.write_trace(escape_output_path(*trace_file));  // expanded already: its % are literal
   return result;
 }
 

@@ -13,11 +13,6 @@ from regionprof import _native
 StrPath = Union[str, "os.PathLike[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Run marker that analyze() looks for by default: the harness's marker, in any NVTX domain, so it also
-#: matches ``torch.profiler.record_function("regionprof.profiled_run")`` in a torch.profiler trace.
-DEFAULT_RUN_MARKER = r"regionprof\.profiled_run"
-
-
 class Profile:
     """One profile: the JSON report (``data``), the Markdown report and, when asked for, the trace file.
 
@@ -157,7 +152,7 @@ def profile(
 def analyze(
     trace: StrPath,
     *,
-    run_marker: str = DEFAULT_RUN_MARKER,
+    run_marker: Optional[str] = None,
     regions: Optional[Sequence[str]] = None,
     cross_thread: bool = False,
     row_limit: int = 20,
@@ -165,7 +160,8 @@ def analyze(
     """Analyses a torch.profiler (Kineto) Chrome trace, plain ``.json`` or gzip ``.json.gz``.
 
     ``run_marker``: a regex (RE2, whole name, any domain) for the ranges that mark runs, e.g.
-    ``r"ProfilerStep#\\d+"``. ``regions``: rules ``REGEX=KIND`` replacing the default ones
+    ``r"ProfilerStep#\\d+"``; None: the core's one default, the name ``regionprof.profiled_run`` exactly,
+    in any domain (the harness's marker, and ``torch.profiler.record_function("regionprof.profiled_run")``). ``regions``: rules ``REGEX=KIND`` replacing the default ones
     (``aot_module:`` and ``untuned_module:`` prefixes). Raises ValueError for a bad rule and
     :class:`regionprof.TraceError` (a ValueError) naming the file for a trace that cannot be read.
 

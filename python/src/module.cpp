@@ -24,6 +24,7 @@
 
 #include "job.hpp"
 #include "regionprof/analysis.hpp"
+#include "regionprof/run_marker.hpp"
 #include "regionprof/harness.hpp"
 #include "regionprof/import.hpp"
 #include "regionprof/profile.hpp"
@@ -53,13 +54,6 @@ std::vector<regionprof::name_rule> region_rules(const std::optional<std::vector<
   rules.reserve(regions->size());
   for (const std::string& arg : *regions) rules.push_back(regionprof::parse_region_arg(arg));
   return rules;
-}
-
-regionprof::name_rule run_marker_rule(const std::optional<std::string>& run_marker) {
-  if (!run_marker) return regionprof::default_run_marker();
-  regionprof::name_rule rule{regionprof::match_kind::regex, *run_marker, "run", ""};
-  regionprof::validate_name_rule(rule, "run marker");
-  return rule;
 }
 
 /// The default rules plus `region:` (what regionprof.region emits), for in-process profiles.
@@ -94,7 +88,7 @@ regionprof::Profile run_analyze(const std::string& path, std::optional<std::stri
                                 std::optional<std::vector<std::string>> regions, bool cross_thread,
                                 std::size_t row_limit) {
   regionprof::analysis_options options;
-  options.run_marker = run_marker_rule(run_marker);
+  options.run_marker = run_marker ? regionprof::run_marker_rule(*run_marker) : regionprof::default_run_marker();
   options.region_rules = region_rules(regions, regionprof::default_region_rules());
   options.cross_thread = cross_thread;
   options.row_limit = row_limit;

@@ -37,7 +37,7 @@ struct name_rule {
   std::string domain;           ///< NVTX domain the range must be in; empty matches every domain
 };
 
-/// The run marker the harness emits: `regionprof.profiled_run` in domain `regionprof`.
+/// The one default run marker: `regionprof.profiled_run` exactly, in any domain (run_marker.hpp).
 name_rule default_run_marker();
 /// The reference module's two region kinds: prefixes `aot_module:` and `untuned_module:`.
 std::vector<name_rule> default_region_rules();

@@ -50,7 +50,7 @@ class Profile {
   std::string terminal_table(bool colour, std::size_t width = 100) const;
   std::string chrome_trace() const;
 
-  /// Write the report to `path`; throw std::runtime_error naming the path when it cannot be written.
+  /// Write to `path` via write_outputs (output.hpp: %r %l %h %p expanded, replaced atomically); throw naming it.
   void write_json(const std::string& path) const;
   void write_markdown(const std::string& path, const markdown_options& markdown = {}) const;
   void write_trace(const std::string& path) const;

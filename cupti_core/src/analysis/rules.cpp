@@ -4,11 +4,19 @@
 
 #include "analysis/name_regex.hpp"
 #include "regionprof/analysis.hpp"
+#include "regionprof/run_marker.hpp"
 
 namespace regionprof {
 
 name_rule default_run_marker() {
-  return {match_kind::exact, "regionprof.profiled_run", "run", "regionprof"};
+  return {match_kind::exact, "regionprof.profiled_run", "run", ""};
+}
+
+name_rule run_marker_rule(const std::optional<std::string_view>& regex) {
+  if (!regex) return default_run_marker();
+  name_rule rule{match_kind::regex, std::string(*regex), "run", ""};
+  validate_name_rule(rule, "run marker");
+  return rule;
 }
 
 std::vector<name_rule> default_region_rules() {

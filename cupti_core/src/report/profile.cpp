@@ -1,29 +1,19 @@
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
-#include <stdexcept>
 #include <utility>
 
+#include "regionprof/output.hpp"
 #include "regionprof/profile.hpp"
-#include "report/json_report.hpp"
-#include "report/markdown_report.hpp"
 
 namespace regionprof {
 namespace {
 
-std::ofstream open_for_writing(const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    throw std::runtime_error("regionprof: cannot open '" + path + "' for writing: " + std::strerror(errno) +
-                             " (check that the directory exists and is writable)");
-  }
-  return out;
-}
-
-void finish(std::ofstream& out, const std::string& path) {
-  out.flush();
-  if (!out) throw std::runtime_error("regionprof: writing '" + path + "' failed (disk full?)");
+/// One file through the one writer: atomic, placeholders expanded, errors naming the path.
+void write_one(const Profile& profile, output_format format, const std::string& path,
+               const markdown_options& markdown = {}) {
+  output_set outputs;
+  outputs.add(format, path);
+  std::ostringstream no_stdout;  // the set sends nothing there
+  write_outputs(outputs, profile_writers(profile, markdown), no_stdout);
 }
 
 }  // namespace
@@ -62,30 +52,12 @@ std::string Profile::chrome_trace() const {
   return std::move(out).str();
 }
 
-// Streamed to the file: neither the report's text nor a DOM of it is held whole.
-void Profile::write_json(const std::string& path) const {
-  std::ofstream out = open_for_writing(path);
-  std::string buffer;
-  report_detail::write_json_report(buffer, &out, result_, source_, options_, context_);
-  out << '\n';
-  finish(out, path);
-}
-// Streamed to the file, section by section.
+void Profile::write_json(const std::string& path) const { write_one(*this, output_format::json, path); }
+
 void Profile::write_markdown(const std::string& path, const markdown_options& markdown) const {
-  std::ofstream out = open_for_writing(path);
-  std::string buffer;
-  report_detail::write_markdown_report(buffer, &out, result_, source_, options_, context_, markdown);
-  finish(out, path);
+  write_one(*this, output_format::markdown, path, markdown);
 }
-// Streamed to the file: a large trace is never held as one string.
-void Profile::write_trace(const std::string& path) const {
-  std::ofstream out = open_for_writing(path);
-  try {
-    write_chrome_trace(source_, out);
-  } catch (const std::runtime_error& error) {
-    throw std::runtime_error("regionprof: writing '" + path + "' failed: " + error.what());
-  }
-  finish(out, path);
-}
+
+void Profile::write_trace(const std::string& path) const { write_one(*this, output_format::chrome_trace, path); }
 
 }  // namespace regionprof

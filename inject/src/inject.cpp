@@ -6,11 +6,13 @@
 // one state. Recording starts when the library is loaded (the program's first NVTX call or cuInit); the
 // profile is written when the program exits normally (atexit), configured by inject_env.hpp's variables.
 //
-// What a crash leaves: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, and on SIGINT, SIGTERM or SIGHUP
+// What a crash leaves: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, and on SIGINT, SIGTERM or SIGHUP,
 // when the program left them at their default action, the library writes what was recorded so far (the
-// runs completed before the signal; device activity only for SIGINT/SIGTERM/SIGHUP, as a fault handler
-// never calls into CUPTI), then re-raises the signal, so the program ends as it would have. A watchdog
-// (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
+// runs completed before the signal; device activity only for SIGINT/SIGTERM/SIGHUP, as a fault's path
+// never calls into CUPTI), then ends the process with the signal, as it would have ended. The writing is
+// done by a thread of the library, never in the signal handler (signal/signal_writer.hpp, as in
+// libregionprof_nvtx_inject.so); a watchdog (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
+// Every output is written through regionprof::write_outputs: replaced atomically, never torn.
 //
 // It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`, and only while fd 2 is
 // still the file it was when the library loaded (a program that closed stderr and reused fd 2 for a file
@@ -44,27 +46,26 @@
 
 #include <boost/json.hpp>
 
-#include "capture/end_with_signal.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
+#include "inject_settings.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/output.hpp"
 #include "regionprof/process_identity.hpp"
 #include "regionprof/profile.hpp"
-#include "report_settings.hpp"
+#include "signal_writer.hpp"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void);
 
-namespace regionprof::cli {
+namespace regionprof::inject {
 namespace {
 
-/// What the profile is written with (from the environment, read when the library loads).
+/// What the profile is written with: the settings from the environment (read when the library loads),
+/// and what they resolve to in this process.
 struct settings {
-  analysis_options analysis;
-  std::size_t warmup_runs = 0;
-  std::string json_path;
-  std::optional<std::string> markdown_path;
-  std::optional<std::string> trace_path;
+  inject_settings given;
+  output_set outputs;  ///< absolute paths, placeholders expanded (the program may change its directory)
   device_options device;
   process_identity identity;  ///< the report's target; the paths' placeholders (%r, %l, %h, %p)
 };
@@ -79,7 +80,6 @@ struct injected {
   std::atomic<bool> device_started{false};  // InitializeInjection ran
   std::atomic<bool> device_ready{false};    // `device` is set (published after it)
   std::atomic<bool> written{false};         // the profile was written (or is being written)
-  std::atomic<int> fatal_signal{0};
   std::optional<std::string> claim_path;  // set when this process created the claim file
   bool stderr_known = false;              // fd 2 was open when the library loaded: its identity follows
   dev_t stderr_device = 0;
@@ -120,8 +120,8 @@ void remember_stderr() {
 }
 
 /// An output that could not be written: a line in the claim file for `regionprof run` to report, or
-/// (no claim file, or it cannot be appended to) a line on stderr.
-void report_unwritten(const char* kind, std::string reason) {
+/// (no claim file, or it cannot be appended to) a line on stderr, `message` when given (it names the path).
+void report_unwritten(const char* kind, std::string reason, const std::string& message = "") {
   if (reason.starts_with("regionprof: ")) reason.erase(0, std::string_view("regionprof: ").size());
   std::replace(reason.begin(), reason.end(), '\n', ' ');
   const injected& s = state();
@@ -134,27 +134,10 @@ void report_unwritten(const char* kind, std::string reason) {
       if (written == static_cast<ssize_t>(line.size())) return;
     }
   }
+  if (!message.empty()) return complain(message);
   const std::string_view key = kind;
   const char* what = key == "json" ? "JSON profile" : key == "markdown" ? "Markdown report" : "Chrome trace";
   complain("could not write the " + std::string(what) + ": " + reason);
-}
-
-/// Writes one output; a failure is reported and does not stop the others.
-template <typename write_function>
-void write_output(const char* kind, write_function&& write_it) noexcept {
-  try {
-    write_it();
-  } catch (const std::exception& e) {
-    report_unwritten(kind, e.what());
-  } catch (...) {
-    report_unwritten(kind, "unknown error");
-  }
-}
-
-std::optional<std::string> environment(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || value[0] == '\0') return std::nullopt;
-  return std::string(value);
 }
 
 /// An absolute path: the program may change its directory before it exits.
@@ -165,25 +148,22 @@ std::string absolute(const std::string& path) {
   return std::string(buffer) + "/" + path;
 }
 
-/// The rules through the same validation as the CLI's flags, so `run` and `analyze` read them alike.
-settings read_settings() {
-  report_settings rules;
-  if (auto marker = environment(inject_env::run_marker)) rules.set_run_marker(inject_env::run_marker, *marker);
-  if (auto regions = environment(inject_env::regions)) {
-    std::istringstream lines(*regions);
-    for (std::string line; std::getline(lines, line);) {
-      if (!line.empty()) rules.add_region(inject_env::regions, line);
-    }
+/// The library's name for an output in the claim file (`regionprof run` reads it): json, markdown, trace.
+const char* kind_of(output_format format) {
+  switch (format) {
+    case output_format::markdown: return "markdown";
+    case output_format::chrome_trace: return "trace";
+    default: return "json";
   }
-  rules.analysis.cross_thread = environment(inject_env::cross_thread).value_or("0") == "1";
-  if (auto limit = environment(inject_env::row_limit)) rules.set_row_limit(inject_env::row_limit, *limit);
-  if (auto warmup = environment(inject_env::warmup_runs)) rules.set_warmup_runs(inject_env::warmup_runs, *warmup);
+}
+
+/// The settings through the codec `regionprof run` encodes them with (rules validated as the CLI's flags),
+/// resolved: this process's identity, and the output paths expanded and made absolute.
+settings read_settings() {
   settings config;
-  config.analysis = rules.analysis;
-  config.warmup_runs = rules.analysis.skip_runs;
-  const auto output = environment(inject_env::output);
-  const auto markdown = environment(inject_env::markdown);
-  const auto trace = environment(inject_env::trace);
+  config.given = from_environment(process_environment);
+  const cli::report_settings& report = config.given.report;
+  const std::string json_pattern = report.json_path.value_or("profile.json");
   try {
     config.identity = this_process_identity();
   } catch (const process_identity_error&) {
@@ -191,23 +171,22 @@ settings read_settings() {
     const auto placeholder = [](const std::optional<std::string>& path) {
       return path && path->find('%') != std::string::npos;
     };
-    if (placeholder(output) || placeholder(markdown) || placeholder(trace)) throw;
+    if (placeholder(json_pattern) || placeholder(report.markdown_path) || placeholder(report.trace_path)) throw;
     config.identity = this_process_host_and_pid();
   }
-  const auto expanded = [&config](const char* variable, const std::string& pattern) {
+  const auto add = [&config](output_format format, const char* variable, const std::string& pattern) {
     try {
-      return absolute(expand_output_path(pattern, config.identity));
+      config.outputs.add(format, absolute(expand_output_path(pattern, config.identity)));
     } catch (const process_identity_error& e) {
       throw process_identity_error(std::string(variable) + ": " + e.what());
     }
   };
-  config.json_path = expanded(inject_env::output, output.value_or("profile.json"));
-  if (markdown) config.markdown_path = expanded(inject_env::markdown, *markdown);
-  if (trace) config.trace_path = expanded(inject_env::trace, *trace);
-  if (auto megabytes = environment(inject_env::device_buffer_mb)) {
-    config.device.max_buffer_bytes = parse_count(inject_env::device_buffer_mb, *megabytes, 4, 1 << 20) << 20;
-  }
-  config.device.synchronization_records = environment(inject_env::sync_records).value_or("0") == "1";
+  add(output_format::json, inject_env::output, json_pattern);
+  if (report.markdown_path) add(output_format::markdown, inject_env::markdown, *report.markdown_path);
+  if (report.trace_path) add(output_format::chrome_trace, inject_env::trace, *report.trace_path);
+  config.outputs.placeholders_expanded = true;
+  if (config.given.device_buffer_mb) config.device.max_buffer_bytes = *config.given.device_buffer_mb << 20;
+  config.device.synchronization_records = config.given.sync_records;
   return config;
 }
 
@@ -229,7 +208,7 @@ std::vector<std::string> command_line() {
 /// True when NVTX_INJECTION64_PATH names this very library (then an unattached capture tool only means
 /// that the program made no NVTX call, not that another tool took NVTX).
 bool nvtx_path_is_this_library() {
-  const auto path = environment("NVTX_INJECTION64_PATH");
+  const auto path = process_environment("NVTX_INJECTION64_PATH");
   Dl_info self{};
   if (!path || dladdr(reinterpret_cast<void*>(&InitializeInjection), &self) == 0 || self.dli_fname == nullptr) {
     return false;
@@ -277,11 +256,14 @@ void write_profile(int signal_number) noexcept {
     }
     t.target_type = "process";
     t.target_extra_json = boost::json::serialize(target);
-    const report_context context{s.config.warmup_runs, 0, false, {}, {}, {}, {}};
-    const Profile profile(std::move(t), s.config.analysis, context);
-    write_output("json", [&] { profile.write_json(s.config.json_path); });
-    if (s.config.markdown_path) write_output("markdown", [&] { profile.write_markdown(*s.config.markdown_path); });
-    if (s.config.trace_path) write_output("trace", [&] { profile.write_trace(*s.config.trace_path); });
+    const analysis_options& analysis = s.config.given.report.analysis;
+    const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}};
+    const Profile profile(std::move(t), analysis, context);
+    std::ostringstream no_stdout;  // the library never writes to stdout
+    write_outputs(s.config.outputs, profile_writers(profile, markdown_options{}), no_stdout,
+                  [](const output_file& file, const output_error& error) {
+                    report_unwritten(kind_of(file.format), error.reason(), error.what());
+                  });
     if (signal_number != 0) {
       complain("the program got signal " + std::to_string(signal_number) +
                "; the profile holds what was recorded until then");
@@ -293,41 +275,16 @@ void write_profile(int signal_number) noexcept {
   }
 }
 
-void write_at_exit() { write_profile(0); }
-
-/// Ends the process with the signal it got when writing takes too long (a lock held by the faulting code).
-void on_watchdog(int) { capture_detail::end_with_signal(state().fatal_signal.load()); }
-
-/// Installed with SA_RESETHAND | SA_NODEFER: the disposition is the default again inside, so the raise at
-/// the end (or a second fault) ends the process as the signal would have.
-void on_fatal_signal(int signal_number) {
-  state().fatal_signal.store(signal_number);
-  struct sigaction watchdog {};
-  watchdog.sa_handler = on_watchdog;
-  sigaction(SIGALRM, &watchdog, nullptr);
-  alarm(10);
-  write_profile(signal_number);
-  alarm(0);
-  raise(signal_number);
+void write_at_exit() {
+  signal_detail::wait_for_signal_writer();
+  write_profile(0);
 }
 
-void install_signal_handlers() {
-  for (const int signal_number : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction current {};
-    if (sigaction(signal_number, nullptr, &current) != 0) continue;
-    const bool default_action = (current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL;
-    if (!default_action) continue;  // the program handles it: leave it alone
-    struct sigaction handler {};
-    handler.sa_handler = on_fatal_signal;
-    handler.sa_flags = SA_RESETHAND | SA_NODEFER;
-    sigemptyset(&handler.sa_mask);
-    sigaction(signal_number, &handler, nullptr);
-  }
-}
+void write_at_signal(int signal_number) noexcept { write_profile(signal_number); }
 
 /// True when this process is the one to profile: it created the claim file (or none is asked for).
 bool claim_this_process(pid_t pid) {
-  const auto claim = environment(inject_env::claim);
+  const auto claim = process_environment(inject_env::claim);
   if (!claim) return true;
   const int fd = open(claim->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -356,20 +313,21 @@ bool start() noexcept {
   }
   s.active = true;
   std::atexit(write_at_exit);
-  install_signal_handlers();
+  signal_detail::install_signal_writer({SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM, SIGHUP},
+                                      write_at_signal);
   return true;
 }
 
 [[maybe_unused]] const bool started = start();
 
 }  // namespace
-}  // namespace regionprof::cli
+}  // namespace regionprof::inject
 
 /// CUDA_INJECTION64_PATH: the driver calls this from cuInit. Device collection starts here, before any
 /// kernel, with its buffers allocated. Returns 1 (success) whatever happens: the program must run on.
 extern "C" int InitializeInjection(void) {
   using namespace regionprof;
-  cli::injected& s = cli::state();
+  inject::injected& s = inject::state();
   if (!s.active || s.device_started.exchange(true)) return 1;
   try {
     // Inside cuInit: the session checks that libcuda is loaded but calls no driver function to probe.
@@ -378,7 +336,7 @@ extern "C" int InitializeInjection(void) {
     s.device = std::move(device);
     s.device_ready.store(true, std::memory_order_release);
   } catch (const std::exception& e) {
-    cli::complain(std::string("device tracing not started: ") + e.what());
+    inject::complain(std::string("device tracing not started: ") + e.what());
   }
   return 1;
 }

@@ -1,11 +1,14 @@
 // Ending a process the way a signal would have, for the injected libraries' signal paths
 // (libregionprof_nvtx_inject.so, libregionprof_inject.so). Async-signal-safe calls only.
+// Target regionprof::signal_internals (nvtx_regions/CMakeLists.txt): shared by the capture's injected
+// library and inject/, neither one's private header.
 #pragma once
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
-namespace regionprof::capture_detail {
+namespace regionprof::signal_detail {
 
 /// Restores `signal_number`'s default action, unblocks it, raises it; `_exit(128 + N)` should the
 /// default action not end the process (as for a signal whose default is to ignore).
@@ -19,4 +22,4 @@ namespace regionprof::capture_detail {
   _exit(128 + signal_number);
 }
 
-}  // namespace regionprof::capture_detail
+}  // namespace regionprof::signal_detail

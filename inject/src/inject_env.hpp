@@ -3,7 +3,7 @@
 // the CLI: NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH naming it, and these.
 #pragma once
 
-namespace regionprof::cli::inject_env {
+namespace regionprof::inject_env {
 
 inline constexpr const char* output = "REGIONPROF_OUTPUT";              ///< JSON profile (default profile.json)
 inline constexpr const char* markdown = "REGIONPROF_MARKDOWN";          ///< Markdown report, when set
@@ -18,4 +18,4 @@ inline constexpr const char* sync_records = "REGIONPROF_SYNC_RECORDS";  ///< "1"
 inline constexpr const char* claim = "REGIONPROF_CLAIM";  ///< file the first process to load the library creates:
                                                           ///< it alone is profiled (unset: every process)
 
-}  // namespace regionprof::cli::inject_env
+}  // namespace regionprof::inject_env
