@@ -28,7 +28,7 @@ def main() -> None:
         with regionprof.region("compute"):
             sum(range(20000))
         with regionprof.region("slow"):
-            time.sleep(0.001 + 0.02 * rank)
+            time.sleep(0.001 + 0.05 * rank)
 
     profile = regionprof.profile(step, warmup_runs=1, measured_runs=measured_runs)
     profile.write_json(out / f"prof-{rank}.json")

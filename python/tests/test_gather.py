@@ -40,12 +40,13 @@ def test_job_on_rank_zero_only(job_dir: Path) -> None:
         assert (target["rank"], target["local_rank"], target["world_size"]) == (i, i, 2)
         assert r["host"] == target["host"] == socket.gethostname()
         assert r["pid"] == target["pid"]
-    # Rank 1 sleeps 20 ms longer in `slow` in each of the 3 runs: the straggler.
+    # Rank 1 sleeps 50 ms longer in `slow` in each of the 3 runs: the straggler (a loaded machine may
+    # stretch either sleep by some ms, never by 25).
     assert len(job["cross_rank"]["runs"]) == 3
     for cross_run in job["cross_rank"]["runs"]:
         slow = {g["region_id"]: g for g in cross_run["regions"]}["region:slow"]
         assert slow["cpu_time_us"]["slowest_rank"] == 1
-        assert slow["cpu_time_us"]["max"] - slow["cpu_time_us"]["min"] >= 19000
+        assert slow["cpu_time_us"]["max"] - slow["cpu_time_us"]["min"] >= 25000
     assert "region:slow" in (job_dir / "job.md").read_text()
     assert (job_dir / "job.html").read_text().startswith("<!DOCTYPE html>")
 
