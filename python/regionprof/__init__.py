@@ -27,27 +27,32 @@ import os
 from typing import TYPE_CHECKING, Any
 
 _NVTX_INJECTION_VARIABLE = "NVTX_INJECTION64_PATH"
+#: The value this import gave NVTX_INJECTION64_PATH (None: it set nothing); the command removes it.
+_NVTX_INJECTION_SET_BY_IMPORT: "str | None" = None
 
 
 def _point_nvtx_at_extension() -> None:
     """Names the extension as the process's NVTX tool, before any NVTX instance initialises."""
+    global _NVTX_INJECTION_SET_BY_IMPORT
     if os.environ.get(_NVTX_INJECTION_VARIABLE):
         return  # another tool (Nsight Systems, ...) owns NVTX: the report says NVTX_TOOL_CONFLICT
     spec = importlib.util.find_spec("regionprof._native")
     if spec is not None and spec.origin:
-        os.environ[_NVTX_INJECTION_VARIABLE] = os.path.realpath(spec.origin)
+        _NVTX_INJECTION_SET_BY_IMPORT = os.path.realpath(spec.origin)
+        os.environ[_NVTX_INJECTION_VARIABLE] = _NVTX_INJECTION_SET_BY_IMPORT
 
 
 _point_nvtx_at_extension()
 
 from regionprof._native import TraceError  # noqa: E402
 from regionprof._api import Profile, analyze, load, profile, region  # noqa: E402
+from regionprof.distributed import JobProfile, gather  # noqa: E402
 
 if TYPE_CHECKING:
     from regionprof import torch as torch
 
-__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "region", "torch"]
-__version__ = "0.1.0"
+__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "region", "torch", "JobProfile", "gather"]
+from regionprof._native import __version__  # noqa: E402  (CMakeLists.txt's project VERSION)
 
 
 def __getattr__(name: str) -> Any:

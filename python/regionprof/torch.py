@@ -12,8 +12,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-import torch
-from torch import nn
+try:
+    import torch
+    from torch import nn
+except ImportError as _error:  # torch is optional: the rest of regionprof works without it
+    raise ImportError(
+        "regionprof.torch needs PyTorch, which is not installed: pip install 'regionprof[torch]' (or torch)"
+    ) from _error
 
 from regionprof import _native
 from regionprof._api import Profile, StrPath, _check_options, _prepare_output, _run_native

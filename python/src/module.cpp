@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "job.hpp"
 #include "regionprof/analysis.hpp"
 #include "regionprof/run_marker.hpp"
 #include "regionprof/harness.hpp"
@@ -166,4 +167,7 @@ NB_MODULE(_native, m) {
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
   regionprof::python::add_saved_views(m);
+
+  m.attr("__version__") = REGIONPROF_VERSION;  // CMakeLists.txt's project(VERSION), as in every report
+  define_job_api(m);
 }
