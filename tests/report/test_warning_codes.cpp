@@ -93,7 +93,9 @@ BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   BOOST_TEST(to_string(warning_code::rank_mismatch) == "RANK_MISMATCH");
   BOOST_TEST(to_string(warning_code::graph_captured_before_profiling) == "GRAPH_CAPTURED_BEFORE_PROFILING");
   BOOST_TEST(to_string(warning_code::graph_replay_kernels) == "GRAPH_REPLAY_KERNELS");
-  BOOST_TEST(to_string(static_cast<warning_code>(20)) == "UNKNOWN");
+  BOOST_TEST(to_string(warning_code::compiled_modules) == "COMPILED_MODULES");
+  BOOST_TEST(static_cast<int>(warning_code::compiled_modules) == 20);
+  BOOST_TEST(to_string(static_cast<warning_code>(21)) == "UNKNOWN");
   BOOST_TEST(!warning_code_from_string("NOT_A_CODE").has_value());
   BOOST_TEST(!warning_code_from_string("no_run_markers").has_value());
   for (warning_source s : sources) BOOST_TEST((warning_source_from_string(to_string(s)) == std::optional(s)));
