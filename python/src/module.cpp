@@ -34,7 +34,6 @@
 #include "regionprof/regions.hpp"
 #include "profile_extras.hpp"
 #include "region_wrapper.hpp"
-#include "saved_views.hpp"
 
 namespace nb = nanobind;
 
@@ -166,7 +165,6 @@ NB_MODULE(_native, m) {
   m.def("pop", [] { regionprof_region_pop(); });
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
-  regionprof::python::add_saved_views(m);
 
   m.attr("__version__") = REGIONPROF_VERSION;  // CMakeLists.txt's project(VERSION), as in every report
   define_job_api(m);

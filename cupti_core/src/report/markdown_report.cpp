@@ -137,14 +137,18 @@ void summary_section(std::string& out, const analysis_result& result, const std:
     add(code(result.regions[summary.region].id, max_region_id_chars), std::to_string(summary.runs_present), summary.cpu, summary.device,
         summary.off_thread);
   }
-  std::vector<double> residual_cpu, residual_device;
-  for (const run_result& run : result.runs) {
-    residual_cpu.push_back(static_cast<double>(run.residual_cpu_ns));
-    residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
-  }
+  // One run series at a time, 8 bytes per run (docs/design.md, rule 13).
+  const auto residual_summary = [&](bool on_device) {
+    std::vector<double> series;
+    series.reserve(result.runs.size());
+    for (const run_result& run : result.runs) {
+      series.push_back(static_cast<double>(on_device ? run.residual_device_ns.value_or(0) : run.residual_cpu_ns));
+    }
+    return stats::summarize(series);
+  };
   const std::string all = std::to_string(result.runs.size());
-  add("(residual)", all, stats::summarize(residual_cpu),
-      device ? std::optional(stats::summarize(residual_device)) : std::nullopt, std::nullopt);
+  const stats::summary residual_cpu = residual_summary(false);
+  add("(residual)", all, residual_cpu, device ? std::optional(residual_summary(true)) : std::nullopt, std::nullopt);
   add("(run total)", all, totals->cpu, totals->device, std::nullopt);
   rows.render(out);
   out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +
@@ -165,16 +169,18 @@ void runs_section(std::string& out, const analysis_result& result, const std::fu
     columns.push_back({"device span (us)", true});
   }
   table runs(std::move(columns));
-  for (const run_result& run : result.runs) {
-    std::vector<std::string> row{std::to_string(run.run_index), us(run.wall_time_ns), us(run.cpu_time_ns)};
+  // A row per run, made twice and never held (render_made): one row of memory for any number of runs.
+  runs.render_made(out, result.runs.size(), [&](std::size_t i, std::vector<std::string>& row) {
+    const run_result& run = result.runs[i];
+    row.push_back(std::to_string(run.run_index));
+    row.push_back(us(run.wall_time_ns));
+    row.push_back(us(run.cpu_time_ns));
     if (result.has_device_data) {
       row.push_back(us(run.device_time_ns));
       row.push_back(us(run.device_busy_ns));
       row.push_back(us(run.device_span_ns));
     }
-    runs.add(std::move(row));
-  }
-  runs.render(out, spill);  // a row per run: written as it grows
+  }, spill);
 }
 
 void regions_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {

@@ -20,6 +20,7 @@
 #include "regionprof/microseconds.hpp"
 #include "json/json_text.hpp"
 #include "json/json_with_number_text.hpp"
+#include "saved/profile_value.hpp"
 
 namespace regionprof {
 namespace {
@@ -324,12 +325,16 @@ class reader {
     return value.get_bool();
   }
 
-  Profile read(const json::value& document) {
-    const json_location root;
+  /// `root`: where the profile sits in its document (the root, or `ranks[i].profile` in a job report).
+  Profile read(const json::value& document, const json_location& root) {
     if (!document.is_object()) {
       fail(root, std::string("not a regionprof profile (the document is ") + kind_name(document) + ", not an object)");
     }
     const json::object& top = document.get_object();
+    if (const json::value* kind = optional_member(top, "kind"); kind != nullptr && kind->is_string() &&
+                                                                kind->get_string() == "regionprof_job") {
+      fail(root, "a job report (kind regionprof_job), not a profile: read it with read_job or read_saved_report");
+    }
     const json::value* version = optional_member(top, "schema_version");
     if (version == nullptr) fail(root, "not a regionprof profile (no schema_version)");
     const std::uint64_t schema_version = as_unsigned(*version, root.member("schema_version"));
@@ -468,15 +473,28 @@ Profile read_profile_text(std::string_view text, const std::string& name) {
                                  "): " + syntax.message,
                              syntax.line, syntax.column);
   }
-  return reader(name, parsed.double_texts).read(parsed.document);
+  return reader(name, parsed.double_texts).read(parsed.document, report_detail::json_location());
 }
 
-Profile read_profile(const std::string& path) {
+namespace saved_detail {
+
+Profile read_profile_value(const boost::json::value& value, const report_detail::json_location& at,
+                           const std::string& name, const std::unordered_map<std::string, std::string>& double_texts) {
+  return reader(name, double_texts).read(value, at);
+}
+
+std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw profile_read_error(path, "", std::string("cannot open: ") + std::strerror(errno));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw profile_read_error(path, "", std::string("cannot read: ") + std::strerror(errno));
-  return read_profile_text(text, path);
+  return text;
+}
+
+}  // namespace saved_detail
+
+Profile read_profile(const std::string& path) {
+  return read_profile_text(saved_detail::read_text_file(path), path);
 }
 
 }  // namespace regionprof
