@@ -199,7 +199,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   if (runs != measured_runs) {
     std::string message = "RUN_COUNT_MISMATCH: the run-marker rule '" + analysis.run_marker.pattern + "' found " +
                           std::to_string(runs) + " measured run(s) (after the internal warm-up run), but " +
-                          "the harness made " + std::to_string(measured_runs);
+                          "measured_runs is " + std::to_string(measured_runs);
     if (captured.stats.dropped_records == 0) {
       throw std::runtime_error("regionprof::profile: " + message +
                                ". The harness marks each call with 'regionprof.profiled_run' in domain "
