@@ -70,19 +70,6 @@ void check_options(const std::function<void()>& workload, const profile_options&
   if (capture_session_active()) throw std::logic_error(overlapping_sessions);
 }
 
-/// The NVTX range around each cache flush (cold runs), in domain `regionprof`, between the runs.
-constexpr const char* cache_flush_range_name = "regionprof.cache_flush";
-
-/// Writes the CPU's last-level cache (and the device's L2) over, inside a `regionprof.cache_flush` range.
-void flush_caches(cpu_cache_flusher& cpu, device_session* device) {
-  static const nvtxStringHandle_t name = nvtxDomainRegisterStringA(detail::domain(), cache_flush_range_name);
-  const nvtxEventAttributes_t attributes = detail::registered_attributes(name);
-  nvtxDomainRangePushEx(detail::domain(), &attributes);
-  cpu.flush();
-  if (device != nullptr) device->flush_device_cache();
-  nvtxDomainRangePop(detail::domain());
-}
-
 /// One recorded run's bounds on the wall clock (ns), device synchronisation included.
 struct run_span {
   std::int64_t start_ns;
@@ -102,6 +89,15 @@ void add_wall_clock_markers(trace& t, const std::vector<run_span>& spans) {
 }
 
 }  // namespace
+
+void flush_caches(cpu_cache_flusher& cpu, device_session* device) noexcept {
+  static const nvtxStringHandle_t name = nvtxDomainRegisterStringA(detail::domain(), cache_flush_range_name);
+  const nvtxEventAttributes_t attributes = detail::registered_attributes(name);
+  nvtxDomainRangePushEx(detail::domain(), &attributes);
+  cpu.flush();
+  if (device != nullptr) device->flush_device_cache();
+  nvtxDomainRangePop(detail::domain());
+}
 
 Profile profile(const std::function<void()>& workload, const profile_options& options) {
   check_options(workload, options);

@@ -13,6 +13,7 @@
 #include "regionprof/analysis.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/machine.hpp"
 #include "regionprof/profile.hpp"
 #include "regionprof/stopping.hpp"
 
@@ -87,5 +88,18 @@ struct profile_options {
 /// result.write_json("profile.json");
 /// ```
 Profile profile(const std::function<void()>& workload, const profile_options& options = {});
+
+/// The NVTX range (domain `regionprof`) around each cold-run flush, between the runs.
+inline constexpr const char* cache_flush_range_name = "regionprof.cache_flush";
+
+/// The cold-run flush before a run (profile_options::flush_cache; regionprof::benchmark's too): `cpu`
+/// writes the last-level cache over and `device` (may be null) the L2, inside a `regionprof.cache_flush`
+/// range. Call it outside the run's timing.
+///
+/// ```
+/// regionprof::cpu_cache_flusher cpu;
+/// regionprof::flush_caches(cpu, nullptr);
+/// ```
+void flush_caches(cpu_cache_flusher& cpu, device_session* device) noexcept;
 
 }  // namespace regionprof
