@@ -119,7 +119,7 @@ std::uint64_t recorder::flushes() const noexcept { return holder_->flusher ? hol
 void recorder::flush_caches() noexcept {
   if (!holder_->flusher) return;
   state_.PauseTiming();
-  flush_caches(*holder_->flusher, holder_->device.get());
+  regionprof::flush_caches(*holder_->flusher, holder_->device.get());
   state_.ResumeTiming();
 }
 

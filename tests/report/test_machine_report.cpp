@@ -64,6 +64,15 @@ BOOST_AUTO_TEST_CASE(stopping_and_environment_keys) {
   BOOST_TEST(read_profile_text(profile.json(), "machine.json").json() == profile.json());
 }
 
+BOOST_AUTO_TEST_CASE(the_markdown_overview_names_both) {
+  const std::string markdown = Profile(one_run(), analysis_options{}, machine_context()).markdown();
+  BOOST_TEST(markdown.find("- Stopping: noise_reached after 9 runs, noise (median_ci95) 1.50 %, target 5.00 %\n") !=
+             std::string::npos);
+  BOOST_TEST(markdown.find("- Machine: Fake CPU, 4 CPUs, load 6.50 at start, governor performance, GPU 0 Fake GPU "
+                           "1500 MHz before\n") != std::string::npos);
+  BOOST_TEST(Profile(one_run(), analysis_options{}).markdown().find("- Machine:") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_context_without_them_writes_neither) {
   const Profile profile(one_run(), analysis_options{});
   const boost::json::object report = boost::json::parse(profile.json()).as_object();
