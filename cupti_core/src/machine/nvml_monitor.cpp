@@ -34,23 +34,36 @@ struct nvml_functions {
   nvml_result (*reasons)(nvml_device, unsigned long long*) = nullptr;       // ...ClocksEventReasons or ThrottleReasons
 };
 
+/// NVML, loaded and initialised once per process on first use and kept for the process's life (no
+/// shutdown race with other users of NVML in the process; nvmlInit is not repeated per profile).
+struct nvml_library {
+  nvml_functions fn;
+  bool ready = false;
+};
+
+const nvml_library& process_nvml() {
+  static const nvml_library library = [] {
+    nvml_library loaded;
+    void* handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return loaded;
+    nvml_functions& fn = loaded.fn;
+    fn.init = symbol<decltype(fn.init)>(handle, "nvmlInit_v2");
+    fn.device_count = symbol<decltype(fn.device_count)>(handle, "nvmlDeviceGetCount_v2");
+    fn.handle_by_index = symbol<decltype(fn.handle_by_index)>(handle, "nvmlDeviceGetHandleByIndex_v2");
+    fn.name = symbol<decltype(fn.name)>(handle, "nvmlDeviceGetName");
+    fn.clock_info = symbol<decltype(fn.clock_info)>(handle, "nvmlDeviceGetClockInfo");
+    fn.reasons = symbol<decltype(fn.reasons)>(handle, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (fn.reasons == nullptr) fn.reasons = symbol<decltype(fn.reasons)>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    loaded.ready = fn.init != nullptr && fn.device_count != nullptr && fn.handle_by_index != nullptr &&
+                   fn.name != nullptr && fn.clock_info != nullptr && fn.init() == nvml_success;
+    return loaded;
+  }();
+  return library;
+}
+
 class nvml_monitor final : public gpu_monitor {
  public:
-  nvml_monitor() {
-    // NVML stays loaded and initialised for the process's life (its handles are cheap; no shutdown race
-    // with other users of NVML in the process).
-    void* handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return;
-    fn_.init = symbol<decltype(fn_.init)>(handle, "nvmlInit_v2");
-    fn_.device_count = symbol<decltype(fn_.device_count)>(handle, "nvmlDeviceGetCount_v2");
-    fn_.handle_by_index = symbol<decltype(fn_.handle_by_index)>(handle, "nvmlDeviceGetHandleByIndex_v2");
-    fn_.name = symbol<decltype(fn_.name)>(handle, "nvmlDeviceGetName");
-    fn_.clock_info = symbol<decltype(fn_.clock_info)>(handle, "nvmlDeviceGetClockInfo");
-    fn_.reasons = symbol<decltype(fn_.reasons)>(handle, "nvmlDeviceGetCurrentClocksEventReasons");
-    if (fn_.reasons == nullptr) fn_.reasons = symbol<decltype(fn_.reasons)>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
-    ready_ = fn_.init != nullptr && fn_.device_count != nullptr && fn_.handle_by_index != nullptr &&
-             fn_.name != nullptr && fn_.clock_info != nullptr && fn_.init() == nvml_success;
-  }
+  nvml_monitor() : fn_(process_nvml().fn), ready_(process_nvml().ready) {}
 
   std::vector<gpu_environment> devices() override {
     std::vector<gpu_environment> out;
@@ -84,8 +97,8 @@ class nvml_monitor final : public gpu_monitor {
   }
 
  private:
-  nvml_functions fn_;
-  bool ready_ = false;
+  const nvml_functions& fn_;
+  bool ready_;
 };
 
 }  // namespace
