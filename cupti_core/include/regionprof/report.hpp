@@ -36,8 +36,8 @@ struct report_context {
   /// Report `stopping`: how a run count set by max_noise came about (docs/design.md, rule 16); nullopt for a
   /// fixed count.
   std::optional<stopping_summary> stopping;
-  /// Report `environment`: the machine of a live profile (harness, `regionprof run`); nullopt for an
-  /// imported trace, which carries none.
+  /// Report `environment`: the machine of a live profile (harness, `regionprof run`, regionprof::benchmark);
+  /// nullopt for an imported trace, which carries none.
   std::optional<machine_environment> environment;
 };
 
