@@ -13,6 +13,8 @@
 
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/harness.hpp"
+#include "regionprof/machine.hpp"
 #include "regionprof/profile.hpp"
 
 namespace regionprof::benchmark {
@@ -64,6 +66,8 @@ struct recorder::state_holder {
   std::unique_ptr<device_session> device;
   bool device_started = false;
   std::optional<capture_session> capture;
+  machine_probe machine;                      // report `environment`
+  std::optional<cpu_cache_flusher> flusher;  // recorder_options::flush_cache
 };
 
 recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
@@ -91,6 +95,8 @@ recorder::recorder(::benchmark::State& state, std::string name, recorder_options
     return;
   }
   path_ = (directory / (sanitize_file_name(name_) + ".json")).string();
+  holder_->machine.begin();
+  if (options_.flush_cache) holder_->flusher.emplace();
   nvtxInitialize(nullptr);  // NVTX attaches its tool at its first call: before the session
   if (options_.device_tracing) {
     holder_->device = make_device_session();
@@ -108,6 +114,15 @@ recorder::~recorder() {
   }
 }
 
+std::uint64_t recorder::flushes() const noexcept { return holder_->flusher ? holder_->flusher->flushes() : 0; }
+
+void recorder::flush_caches() noexcept {
+  if (!holder_->flusher) return;
+  state_.PauseTiming();
+  regionprof::flush_caches(*holder_->flusher, holder_->device.get());
+  state_.ResumeTiming();
+}
+
 void recorder::finish() {
   if (!holder_->capture) return;
   if (in_batch_ != 0) {  // the last batch ended short: close its run
@@ -119,11 +134,14 @@ void recorder::finish() {
   holder_->capture.reset();
   trace t = std::move(captured.data);
   if (holder_->device_started) holder_->device->stop(t);
+  holder_->machine.end();
+  for (warning& w : holder_->machine.warnings()) t.warnings.push_back(std::move(w));
   t.target_type = "google_benchmark";
   t.target_extra_json = "{\"benchmark\": \"" + sanitize_file_name(name_) + "\", \"iterations\": " +
                         std::to_string(iterations_) + ", \"iterations_per_run\": " + std::to_string(batch_) + "}";
 
   report_context context;
+  context.environment = holder_->machine.environment();
   const Profile profile(std::move(t), options_.analysis, context);
   profile.write_json(path_);
 

@@ -263,6 +263,20 @@ def _check_bool(name: str, value: Any) -> None:
         raise TypeError(f"{name} must be a bool, not {type(value).__name__} ({value!r})")
 
 
+def _stopping(*, max_noise: Any, min_runs: Any, max_runs: Any, min_time_s: Any, max_time_s: Any) -> Dict[str, Any]:
+    """The stopping options (docs/design.md, rule 16) for the native harness, their types checked; the
+    harness checks their values (ValueError naming the option)."""
+    for name, value in (("max_noise", max_noise), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"{name} must be a number or None, not {type(value).__name__} ({value!r})")
+    for name, value in (("min_runs", min_runs), ("max_runs", max_runs)):
+        if value is not None:
+            _check_int(name, value)
+    return {"max_noise": None if max_noise is None else float(max_noise), "min_runs": min_runs,
+            "max_runs": max_runs, "min_time_s": None if min_time_s is None else float(min_time_s),
+            "max_time_s": None if max_time_s is None else float(max_time_s)}
+
+
 def _check_path(name: str, value: Any) -> "os.PathLike[str] | str":
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a str or os.PathLike, not {type(value).__name__}")
@@ -319,6 +333,8 @@ def _run_native(
     input_shape: Tuple[int, Sequence[str]] = (0, ()),
     uses_inference_function: bool = True,
     graph_attribution: str = "capture",
+    stopping: Optional[Dict[str, Any]] = None,
+    flush_cache: bool = False,
 ) -> Profile:
     """The one call into the native harness (shared by profile() and regionprof.torch.profile()).
     ``trace_file``: from _prepare_output; written after the report extras are added."""
@@ -343,6 +359,8 @@ def _run_native(
         list(input_shape[1]),
         uses_inference_function,
         graph_attribution,
+        flush_cache=flush_cache,
+        **(stopping or {}),
     )
     if target_kind or extra_warnings:
         native = _native.with_report_extras(native, target_kind, list(extra_warnings))
@@ -371,11 +389,25 @@ def profile(
     row_limit: int = 20,
     device_tracing: bool = True,
     graph_attribution: str = "capture",
+    max_noise: Optional[float] = None,
+    min_runs: Optional[int] = None,
+    max_runs: Optional[int] = None,
+    min_time_s: Optional[float] = None,
+    max_time_s: Optional[float] = None,
+    flush_cache: bool = False,
 ) -> Profile:
     """Profiles ``fn()`` with the native harness: ``warmup_runs`` unrecorded calls, one recorded
     warm-up that is discarded, then ``measured_runs`` calls, each inside the run marker
     ``regionprof.profiled_run``. Every NVTX range of the process is recorded; device time comes from
     CUPTI when CUDA is present.
+
+    Stop on noise (docs/design.md, rule 16): with ``max_noise`` (relative, 0.01 = 1 %) measured runs go
+    on until the noise of the run's wall time (the relative half-width of the 95 % confidence interval
+    of its median) is at most ``max_noise`` with ``min_runs`` (10) and ``min_time_s`` (0) met, or
+    ``max_runs`` (10000) or ``max_time_s`` (15) is reached; ``measured_runs`` is then ignored and the
+    report has ``stopping`` (``NOISE_TARGET_NOT_MET`` at a maximum). ``flush_cache``: cold runs, the CPU's
+    last-level cache (and with CUDA the device's L2) written over before every measured run, outside
+    its time. The report's ``environment`` records the machine.
 
     ``regions``: rules in the CLI's ``REGEX=KIND`` form; given rules replace the default ones
     (prefixes ``aot_module:``, ``untuned_module:`` and ``region:``, the last being what
@@ -395,7 +427,9 @@ def profile(
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
     _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
-                   cross_thread=cross_thread, device_tracing=device_tracing)
+                   cross_thread=cross_thread, device_tracing=device_tracing, flush_cache=flush_cache)
+    stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
+                         max_time_s=max_time_s)
     return _run_native(
         fn,
         warmup_runs=warmup_runs,
@@ -408,6 +442,8 @@ def profile(
         target_type="callable",
         uses_inference_function=True,
         graph_attribution=graph_attribution,
+        stopping=stopping,
+        flush_cache=flush_cache,
     )
 
 

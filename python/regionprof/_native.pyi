@@ -41,6 +41,12 @@ def profile(
     kwargs: List[str],
     uses_inference_function: bool,
     graph_attribution: str,
+    max_noise: Optional[float] = None,
+    min_runs: Optional[int] = None,
+    max_runs: Optional[int] = None,
+    min_time_s: Optional[float] = None,
+    max_time_s: Optional[float] = None,
+    flush_cache: bool = False,
 ) -> NativeProfile: ...
 def analyze(
     path: str, run_marker: Optional[str], regions: Optional[List[str]], cross_thread: bool, row_limit: int,

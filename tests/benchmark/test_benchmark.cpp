@@ -87,4 +87,38 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
   std::filesystem::remove_all(dir);
 }
 
+// Cold runs in a Google Benchmark loop run in this process: 6 iterations in batches of 2 are 3 runs, so
+// 3 flushes, each before its run opened; the profile records the machine.
+BOOST_AUTO_TEST_CASE(flush_cache_flushes_once_per_run) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("regionprof_benchmark_cold_" + std::to_string(::getpid()));
+  std::uint64_t flushes = 0;
+  std::uint64_t flushes_at_run_start = 0;  // summed over runs: 1 + 2 + 3 when each flush precedes its run
+  ::benchmark::RegisterBenchmark("BM_Cold", [&](::benchmark::State& state) {
+    regionprof::benchmark::recorder_options options;
+    options.batch = 2;
+    options.flush_cache = true;
+    options.device_tracing = false;
+    options.directory = dir.string();
+    regionprof::benchmark::recorder recorder(state, "BM_Cold", options);
+    std::size_t iteration = 0;
+    for (auto _ : state) {
+      const auto scope = recorder.iteration();
+      if (iteration++ % 2 == 0) flushes_at_run_start += recorder.flushes();
+    }
+    flushes = recorder.flushes();
+  })->Iterations(6);
+  struct quiet final : ::benchmark::BenchmarkReporter {
+    bool ReportContext(const Context&) override { return true; }
+    void ReportRuns(const std::vector<Run>&) override {}
+  } reporter;
+  ::benchmark::RunSpecifiedBenchmarks(&reporter);
+  BOOST_TEST(flushes == 3u);
+  BOOST_TEST(flushes_at_run_start == 1u + 2u + 3u);
+  const regionprof::Profile saved = regionprof::read_profile((dir / "BM_Cold.json").string());
+  BOOST_TEST(saved.result().runs.size() == 3u);
+  BOOST_TEST(saved.context().environment.has_value());
+  std::filesystem::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -105,6 +105,23 @@ BOOST_AUTO_TEST_CASE(nvtx_app_is_attributed_from_outside) {
   BOOST_TEST(has(warning_codes(profile), "DEVICE_TRACING_UNAVAILABLE"));  // nvtx_app never initialises CUDA
 }
 
+// Report `environment`: this machine as the injected library read it when the program started.
+BOOST_AUTO_TEST_CASE(the_profile_records_the_machine) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", NVTX_APP});
+  BOOST_TEST(run.status == 0);
+  const json::object profile = load_profile(dir.path / "p.json");
+  BOOST_REQUIRE(profile.contains("environment"));
+  const json::object& env = profile.at("environment").as_object();
+  BOOST_TEST(env.at("cpu_count").to_number<long>() == ::sysconf(_SC_NPROCESSORS_ONLN));
+  BOOST_TEST(env.at("load_average").as_array().size() == 3u);
+  BOOST_TEST(env.at("memory_total_bytes").to_number<std::uint64_t>() > 0u);
+  BOOST_TEST(!profile.contains("stopping"));  // the program decides its runs
+  const double load = number(env.at("load_average").as_array()[0]);
+  const bool loaded = load > static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+  BOOST_TEST(has(warning_codes(profile), "MACHINE_LOADED") == loaded);
+}
+
 BOOST_AUTO_TEST_CASE(warmup_runs_are_discarded) {
   cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(

@@ -4,6 +4,7 @@
 // ones (JSON, Markdown, Chrome trace). On the shared real traces (REGIONPROF_TRACES_DIR; skipped
 // without it) and the hand-made test traces (tests/support).
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <sstream>
 #include <string>
@@ -32,6 +33,19 @@ report_context full_context() {
   context.uses_inference_function = true;
   context.created_at = "2024-05-01T12:34:56Z";
   context.input = {3, {"batch", "mask"}};
+  context.stopping = stopping_summary{"median_ci95", 12, 0.012345678901234568, 0.01, stop_reason::max_runs};
+  machine_environment env;
+  env.cpu_model = "Fake CPU @ 3.00GHz";
+  env.cpu_count = 16;
+  env.load_average = std::array<double, 3>{0.1, 17.25, 3.0};
+  env.memory_total_bytes = 68719476736u;
+  env.memory_available_bytes = 1234567168u;
+  env.cpu_governor = "powersave";
+  env.cpu_last_level_cache_bytes = 33554432u;
+  env.gpus.push_back({0, "NVIDIA H200", gpu_clock_state{1980, 3201, {"gpu_idle"}},
+                      gpu_clock_state{1755, 3201, {"sw_power_cap", "hw_thermal_slowdown"}}});
+  env.gpus.push_back({1, "NVIDIA H200", gpu_clock_state{1980, 3201, {}}, std::nullopt});
+  context.environment = std::move(env);
   return context;
 }
 

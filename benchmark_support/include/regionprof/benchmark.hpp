@@ -27,6 +27,10 @@ struct recorder_options {
   std::string directory;
   analysis_options analysis;   ///< run marker and region rules (default: scoped_run, aot_/untuned_module)
   bool device_tracing = true;  ///< record device activity through CUPTI when a device is present
+  /// Cold runs: before each run (batch), with Google Benchmark's timer paused and outside the run marker,
+  /// write the CPU's last-level cache over (regionprof::cpu_cache_flusher) and, on a CUDA context, the
+  /// device's L2, as regionprof::profile_options::flush_cache does.
+  bool flush_cache = false;
 };
 
 /// K for a benchmark whose previous invocation took `previous_ns_per_iteration` (nullopt: none yet):
@@ -41,7 +45,9 @@ std::string sanitize_file_name(std::string_view name);
 /// destruction; iteration() marks the runs. When it goes out of scope, after the timed loop, it analyses
 /// the capture, writes `<directory>/<sanitized name>.json` and sets, per region, the user counters
 /// `<region_id>_cpu_us` and (with device data) `<region_id>_device_us`: the region's time per iteration,
-/// summed over all runs and divided by the iterations they hold. Google Benchmark calls a benchmark
+/// summed over all runs and divided by the iterations they hold. The profile's `environment` records the
+/// machine (MACHINE_LOADED, CPU_SCALING_ENABLED, GPU_THROTTLED as for the harness). Google Benchmark
+/// decides the iteration count, so stopping on noise is the harness's (regionprof::profile_options::stopping). Google Benchmark calls a benchmark
 /// several times with growing iteration counts; each call rewrites the file, so the reported call's
 /// profile remains. Single-threaded benchmarks only (state.threads() > 1 is skipped with an error).
 ///
@@ -71,7 +77,10 @@ class recorder {
   class iteration_scope {
    public:
     explicit iteration_scope(recorder& owner) noexcept : owner_(owner) {
-      if (owner_.in_batch_ == 0) push_run();
+      if (owner_.in_batch_ == 0) {
+        if (owner_.options_.flush_cache) owner_.flush_caches();
+        push_run();
+      }
     }
     ~iteration_scope() {
       ++owner_.iterations_;
@@ -92,11 +101,13 @@ class recorder {
   [[nodiscard]] iteration_scope iteration() noexcept { return iteration_scope(*this); }
 
   std::size_t batch() const noexcept { return batch_; }       ///< K of this invocation
+  std::uint64_t flushes() const noexcept;                     ///< cold-run flushes so far (flush_cache)
   const std::string& profile_path() const noexcept { return path_; }
 
  private:
   struct state_holder;
   void finish();
+  void flush_caches() noexcept;  ///< the cold-run flush, timer paused
 
   ::benchmark::State& state_;
   std::string name_;

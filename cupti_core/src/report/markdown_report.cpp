@@ -59,6 +59,36 @@ std::string percent(std::optional<std::int64_t> part, std::optional<std::int64_t
 
 std::string count(std::uint64_t value) { return std::to_string(value); }
 
+/// part / total as a percentage with 2 decimals, from doubles; "-" when the total is 0.
+std::string percent_of(double part, double total);
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  return std::string(buffer, result.ptr);
+}
+
+/// `- Machine: ...` (report `environment`): what was read, in the schema's order.
+void machine_line(std::string& out, const machine_environment& env) {
+  std::string parts;
+  const auto add = [&parts](const std::string& part) { parts += (parts.empty() ? "" : ", ") + part; };
+  if (!env.cpu_model.empty()) add(clean(env.cpu_model));
+  if (env.cpu_count != 0) add(std::to_string(env.cpu_count) + " CPUs");
+  if (env.load_average) add("load " + fixed((*env.load_average)[0], 2) + " at start");
+  if (env.memory_available_bytes && env.memory_total_bytes) {
+    add(fixed(static_cast<double>(*env.memory_available_bytes) / (1u << 30), 1) + " of " +
+        fixed(static_cast<double>(*env.memory_total_bytes) / (1u << 30), 1) + " GiB available");
+  }
+  if (!env.cpu_governor.empty()) add("governor " + clean(env.cpu_governor));
+  for (const gpu_environment& gpu : env.gpus) {
+    std::string text = "GPU " + std::to_string(gpu.index) + " " + clean(gpu.name);
+    if (gpu.before) text += " " + std::to_string(gpu.before->sm_clock_mhz) + " MHz before";
+    if (gpu.after) text += ", " + std::to_string(gpu.after->sm_clock_mhz) + " MHz after";
+    add(text);
+  }
+  out += "- Machine: " + (parts.empty() ? std::string("nothing could be read") : parts) + "\n";
+}
+
 void overview(std::string& out, const analysis_result& result, const trace& source, const analysis_options& options,
               const report_context& context) {
   out += "# regionprof report\n\n";
@@ -82,6 +112,13 @@ void overview(std::string& out, const analysis_result& result, const trace& sour
            (rule.domain.empty() ? "" : ", domain " + code(rule.domain)) + ") -> kind " + code(rule.kind) + "\n";
   }
   out += std::string("- Cross-thread attribution: ") + (options.cross_thread ? "on" : "off") + "\n";
+  if (context.stopping) {  // docs/design.md, rule 16
+    const stopping_summary& stopping = *context.stopping;
+    out += "- Stopping: " + std::string(to_string(stopping.reason)) + " after " + std::to_string(stopping.runs) +
+           " runs, noise (" + clean(stopping.criterion) + ") " + (stopping.noise ? percent_of(*stopping.noise, 1.0) : "undefined") +
+           ", target " + percent_of(stopping.target, 1.0) + "\n";
+  }
+  if (context.environment) machine_line(out, *context.environment);
   out += "- Warnings: " + std::to_string(result.warnings.size()) + "\n\n";
 }
 
