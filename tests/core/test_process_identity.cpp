@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(bad_patterns_are_errors_that_say_what_to_do) {
   const process_identity id{2, 1, 4, "node7", 4242};
   BOOST_TEST(error_of("prof-%x.json", id) ==
              "output path 'prof-%x.json': unknown placeholder '%x' (known: %r rank, %l local rank, %h host, %p pid, "
-             "%% a '%')");
+             "%n process index, %% a '%')");
   BOOST_TEST(error_of("prof-%", id) == "output path 'prof-%': a lone '%' at the end (write '%%' for a '%')");
   BOOST_TEST(error_of("prof-%l.json", id) ==
              "output path 'prof-%l.json': the job has 4 processes and all of them would write this one file; add "
@@ -106,6 +106,19 @@ BOOST_AUTO_TEST_CASE(bad_patterns_are_errors_that_say_what_to_do) {
   BOOST_TEST(error_of("prof-%p.json", id).empty());
   const process_identity one{0, 0, 1, "node7", 1};
   BOOST_TEST(error_of("prof.json", one).empty());  // a world of one writes one file
+}
+
+BOOST_AUTO_TEST_CASE(the_process_index_of_run_processes) {
+  process_identity id{std::nullopt, std::nullopt, std::nullopt, "node7", 4242};
+  BOOST_TEST(expand_output_path("a/prof-%n.json", id) == "a/prof-0.json");  // no index: 0
+  id.process_index = 2;
+  id.process_count = 3;
+  BOOST_TEST(expand_output_path("a/prof-%n.json", id) == "a/prof-2.json");
+  BOOST_TEST(expand_output_path_but_pid("a/%n-%p.json", id) == "a/2-%p.json");
+  BOOST_TEST(expand_output_path("a/%p.json", id) == "a/4242.json");  // the pid differs per process too
+  BOOST_TEST(error_of("a/prof.json", id) ==
+             "output path 'a/prof.json': 3 processes would all write this one file; add %n (the process index) to "
+             "the path, e.g. 'prof-%n.json'");
 }
 
 BOOST_AUTO_TEST_CASE(identity_members_for_the_target) {
