@@ -48,7 +48,9 @@ class diff_command final : public command {
                [this](std::string_view setting, std::string_view text) {
                  options_.fail_if_slower = parse_number(setting, text, 0.0, 1e9, "a percentage from 0");
                })
-        .value("--alpha", "P", "Significance level of the U test, 0 < P <= 1 (default 0.01).",
+        .value("--alpha", "P",
+               "Significance level, 0 < P <= 1: of each U test with one process a side\n"
+               "(default 0.01); family-wise over the gated entries with several (default 0.05).",
                [this](std::string_view setting, std::string_view text) {
                  options_.alpha = parse_number(setting, text, 1e-300, 1.0, "a number above 0, at most 1");
                });
@@ -70,8 +72,9 @@ the same schema): A is the baseline, B the candidate. A side is one profile, or 
 DIR/prof-%n.json' writes one). For every region and time domain (cpu_time_us, device_time_us when
 all have device data, off_thread_cpu_time_us) and for the run totals it reports A's and B's medians,
 the change in us and in %, a p-value and a verdict. With 2 or more processes a side the test is
-Welch's t over the log of each process's median, Holm-adjusted over every gated entry, so the
-gate accounts for process-to-process noise; with one process on a side it is the Mann-Whitney U
+Welch's t over the log of each process's median, one-sided in the change's direction and
+Holm-adjusted over every gated entry (alpha 0.05 family-wise by default), so the gate accounts for
+process-to-process noise; with one process on a side it is the Mann-Whitney U
 test over the per-run values, and the warning ONE_PROCESS_PER_SIDE says its verdicts cannot
 separate a change from that noise. Verdicts:
   unchanged     the medians are equal
@@ -117,7 +120,7 @@ Examples:
     if (diff.gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
                 << " % (" << (diff.test == diff_test::welch_log_process_medians ? "Holm-adjusted " : "") << "p < "
-                << options_.alpha << ")\n";
+                << *diff.options.alpha << ")\n";
       return exit_slower;
     }
     return exit_ok;

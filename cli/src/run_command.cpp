@@ -338,10 +338,11 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   } catch (const process_identity_error&) {
     // checked by execute(): no path has a placeholder
   }
-  identity.process_index = index;
-  identity.process_count = count;
+  process_identity indexed = identity;  // %n only; the paths it gives are this process's own
+  indexed.process_index = index;
+  indexed.process_count = count;
   const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& given) {
-    const std::string shown = expand_process_index(given, identity);
+    const std::string shown = expand_process_index(given, indexed);
     const std::string pattern = absolute_pattern(shown);
     to.push_back({kind, what, shown, output_path(shown, expand_output_path(pattern, identity), what), false, pattern});
   };

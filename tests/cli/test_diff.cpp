@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(process_offsets_pass_with_three_processes_a_side) {
   BOOST_TEST(diff.at("a").at("runs").to_number<int>() == 60);
   BOOST_TEST(diff.at("warnings").as_array().empty());
   const json::object& cpu = region_domains(diff, "aot_module:parser").at("cpu_time_us").as_object();
-  BOOST_TEST(cpu.at("change_pct").to_number<double>() == 20.0, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(cpu.at("change_pct").to_number<double>() == 20.0, boost::test_tools::tolerance(1e-4));  // times are whole ns
   BOOST_TEST(cpu.at("p_value").to_number<double>() == 0.53363, boost::test_tools::tolerance(1e-3));
   BOOST_TEST(cpu.at("verdict").as_string() == "within noise");
   // One process a side (the first of each, 1.00 against 1.20): the runs differ by 20 % and the U test
@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(a_doubled_region_trips_the_gate_with_three_processes_a_side
   const std::string out_json = temp_path("doubled_processes.json");
   const auto r = run_cli({"diff", "--fail-if-slower", "10", "-o", out_json, "--markdown", temp_path("dp.md"), a, b});
   BOOST_TEST(r.exit_code == 3, r.out << r.err);
-  BOOST_TEST(contains(r.err, "(Holm-adjusted p < 0.01)"), r.err);
+  BOOST_TEST(contains(r.err, "(Holm-adjusted p < 0.05)"), r.err);  // the default alpha with processes
   const json::value diff = json::parse(read_file(out_json));
   const json::object& cpu = region_domains(diff, "aot_module:parser").at("cpu_time_us").as_object();
   BOOST_TEST(cpu.at("change_pct").to_number<double>() == 100.0, boost::test_tools::tolerance(1e-6));
@@ -187,11 +187,19 @@ BOOST_AUTO_TEST_CASE(a_profile_against_itself_is_unchanged) {
   BOOST_TEST(cpu.at("a_runs").as_array().size() == 20u);
 }
 
-BOOST_AUTO_TEST_CASE(two_honest_reruns_pass_a_10_percent_gate) {
-  const auto r = run_cli({"diff", "--fail-if-slower", "10", cli_test::pipeline_profile_a(),
+BOOST_AUTO_TEST_CASE(two_honest_processes_carry_one_process_per_side) {
+  // Two honest processes, one a side: the per-run U test cannot tell their process-to-process noise
+  // from a change (this pair failed a 10 % gate in 6 of 20 tries under load: docs/benchmarks.md), so
+  // whichever way the gate goes, the diff says its verdict cannot be trusted.
+  const std::string out_json = temp_path("honest_pair.json");
+  const auto r = run_cli({"diff", "--fail-if-slower", "10", "-o", out_json, cli_test::pipeline_profile_a(),
                           cli_test::pipeline_profile_b()});
-  BOOST_TEST_MESSAGE(r.out);
-  BOOST_TEST(r.exit_code == 0, r.out << r.err);
+  BOOST_TEST((r.exit_code == 0 || r.exit_code == 3), r.err);
+  const json::value diff = json::parse(read_file(out_json));
+  BOOST_TEST(diff.at("test").as_string() == "mann_whitney_u_runs");
+  BOOST_TEST_REQUIRE(diff.at("warnings").as_array().size() == 1u);
+  BOOST_TEST(diff.at("warnings").at(0).at("code").as_string() == "ONE_PROCESS_PER_SIDE");
+  BOOST_TEST(contains(diff.at("warnings").at(0).at("message").as_string(), "--processes 3"));
 }
 
 BOOST_AUTO_TEST_CASE(doubling_one_region_trips_a_5_percent_gate) {

@@ -247,12 +247,14 @@ BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm
   // ln medians: B = A + ln 2, sample variances equal: s^2 = 0.0083161, se = sqrt(2 s^2 / 3) = 0.074459,
   // t = 0.693147 / 0.074459 = 9.3092, df = 4 (Welch-Satterthwaite with equal variances), p = 0.00074098.
   // Run totals (medians 200, 210, 220 against 300, 320, 340): t = 9.2615, df = 3.7357, p = 0.0010383 (wall
-  // and CPU). Holm over the 3 gated entries: 3 x 0.00074098 = 0.0022229; 2 x 0.0010383 = 0.0020766, raised
-  // to 0.0022229 to stay monotone; 1 x 0.0010383, raised likewise: all three 0.0022229.
+  // and CPU). One-sided in the direction of the change (t > 0, B slower): half of each, 0.00037049 and
+  // 0.00051914. Holm over the 3 gated entries: 3 x 0.00037049 = 0.0011115; 2 x 0.00051914 = 0.0010383,
+  // raised to 0.0011115 to stay monotone; 1 x 0.00051914, raised likewise: all three 0.0011115.
   const std::vector<named_profile> a = processes_of({100, 110, 120});
   const std::vector<named_profile> b = processes_of({200, 220, 240});
-  const profile_diff diff = diff_profiles("a", a, "b", b, {0.01, 10.0});
+  const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
   BOOST_TEST(diff.test == diff_test::welch_log_process_medians);
+  BOOST_TEST(*diff.options.alpha == 0.05);  // the default with several processes a side
   BOOST_TEST(diff.warnings.empty());
   BOOST_TEST(diff.a_runs == 9u);
   BOOST_TEST(diff.a_profiles.size() == 3u);
@@ -266,15 +268,16 @@ BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm
   BOOST_TEST(*cpu.change_pct == 100.0, tt::tolerance(1e-12));
   BOOST_TEST(cpu.p_value == 0.00074098, tt::tolerance(1e-4));
   BOOST_TEST(diff.run_totals[0].p_value == 0.0010383, tt::tolerance(1e-4));
+  BOOST_TEST(*cpu.p_one_sided == 0.00037049, tt::tolerance(1e-4));
   for (const diff_entry* entry : {&cpu, &diff.run_totals[0], &diff.run_totals[1]}) {
     BOOST_TEST_REQUIRE(entry->p_holm.has_value());
-    BOOST_TEST(*entry->p_holm == 0.0022229, tt::tolerance(1e-4));
+    BOOST_TEST(*entry->p_holm == 0.0011115, tt::tolerance(1e-4));
     BOOST_TEST(entry->verdict == diff_verdict::slower);
   }
   BOOST_TEST(cpu.gate_failed);
   BOOST_TEST(diff.gate_failed);
-  // At alpha 0.002 the raw p (0.00074) would pass but Holm's (0.0022) does not: within noise, no gate.
-  const profile_diff strict = diff_profiles("a", a, "b", b, {0.002, 10.0});
+  // At alpha 0.001 the one-sided p (0.00037) would pass but Holm's (0.0011) does not: within noise, no gate.
+  const profile_diff strict = diff_profiles("a", a, "b", b, {0.001, 10.0});
   BOOST_TEST(region_cpu(strict).verdict == diff_verdict::within_noise);
   BOOST_TEST(!strict.gate_failed);
 }
@@ -285,10 +288,11 @@ BOOST_AUTO_TEST_CASE(process_offsets_do_not_trip_the_gate) {
   // df = 3.9967, p = 0.53363: within noise.
   const std::vector<named_profile> a = processes_of({100, 125, 90});
   const std::vector<named_profile> b = processes_of({120, 95, 130});
-  const profile_diff diff = diff_profiles("a", a, "b", b, {0.01, 10.0});
+  const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
   const diff_entry& cpu = region_cpu(diff);
   BOOST_TEST(*cpu.change_pct == 20.0, tt::tolerance(1e-12));
   BOOST_TEST(cpu.p_value == 0.53363, tt::tolerance(1e-4));
+  BOOST_TEST(*cpu.p_one_sided == 0.53363 / 2, tt::tolerance(1e-4));
   BOOST_TEST(cpu.verdict == diff_verdict::within_noise);
   BOOST_TEST(!diff.gate_failed);
   // The first process of each side alone (100 against 120), 10 runs each: every B run is above every A
@@ -297,6 +301,7 @@ BOOST_AUTO_TEST_CASE(process_offsets_do_not_trip_the_gate) {
   const named_profile b0 = profile_of("r:x", {119, 119.5, 120, 120.5, 121, 119.2, 119.7, 120.2, 120.7, 120.9});
   const profile_diff one = diff_profiles(a0, b0, {0.01, 10.0});
   BOOST_TEST(one.test == diff_test::mann_whitney_runs);
+  BOOST_TEST(*one.options.alpha == 0.01);  // the default with one process a side
   BOOST_TEST(region_cpu(one).p_value == 2.0 / 184756.0, tt::tolerance(1e-9));  // 2 / C(20, 10)
   BOOST_TEST(one.gate_failed);
   BOOST_TEST_REQUIRE(one.warnings.size() == 1u);

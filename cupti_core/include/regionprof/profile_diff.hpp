@@ -39,7 +39,10 @@ enum class diff_test : std::uint8_t {
 std::string_view to_string(diff_test test) noexcept;
 
 struct diff_options {
-  double alpha = 0.01;                    ///< significance level of the test
+  /// Significance level: per entry for mann_whitney_runs (default 0.01); family-wise over the gated
+  /// entries, per direction, for welch_log_process_medians (default 0.05: rule 17). diff_profiles
+  /// stores the level it used in profile_diff::options.
+  std::optional<double> alpha;
   std::optional<double> fail_if_slower;   ///< gate, in percent of A's median
 };
 
@@ -59,8 +62,11 @@ struct diff_entry {
   std::optional<double> change_pct;      ///< 100 * change / a_median; absent when a_median is 0
   double p_value = 1.0;                  ///< two-sided, of the diff's test
   bool exact = false;                    ///< U: the exact distribution (else the normal approximation)
-  /// Holm-adjusted p over the diff's gated entries (welch_log_process_medians only); the verdict of a
-  /// gated entry uses it.
+  /// welch_log_process_medians: the one-sided p in the direction of the change (B's median above or
+  /// below A's): p_value / 2 when the t statistic has the change's sign, else 1 - p_value / 2.
+  std::optional<double> p_one_sided;
+  /// Holm-adjusted p_one_sided over the diff's gated entries (welch_log_process_medians only); the
+  /// verdict of a gated entry uses it.
   std::optional<double> p_holm;
   diff_verdict verdict = diff_verdict::unchanged;
   bool gate_failed = false;              ///< slower by more than fail_if_slower percent (and p < alpha)

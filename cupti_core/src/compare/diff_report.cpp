@@ -36,6 +36,7 @@ json::object entry_object(const diff_entry& entry) {
   if (entry.change_pct) object["change_pct"] = *entry.change_pct;
   object["p_value"] = entry.p_value;
   object["p_exact"] = entry.exact;
+  if (entry.p_one_sided) object["p_one_sided"] = *entry.p_one_sided;
   if (entry.p_holm) object["p_holm"] = *entry.p_holm;
   object["verdict"] = sv(to_string(entry.verdict));
   object["gate_failed"] = entry.gate_failed;
@@ -80,9 +81,10 @@ std::string p_text(double p) {
 std::string test_text(const profile_diff& diff) {
   if (diff.test == diff_test::welch_log_process_medians) {
     return "two-sided Welch t over ln(per-process median) (docs/design.md, rule 17), Holm-adjusted over the " +
-           std::to_string(diff.gated_entries) + " gated entries (h), alpha " + p_text(diff.options.alpha);
+           std::to_string(diff.gated_entries) + " gated entries, one-sided in the direction of each change (h), alpha " +
+           p_text(diff.options.alpha.value_or(0.05)) + " family-wise";
   }
-  return "two-sided Mann-Whitney U over the per-run values, alpha " + p_text(diff.options.alpha) +
+  return "two-sided Mann-Whitney U over the per-run values, alpha " + p_text(diff.options.alpha.value_or(0.01)) +
          " (*: normal approximation with tie correction; otherwise exact)";
 }
 
@@ -182,7 +184,7 @@ std::string to_json(const profile_diff& diff) {
   root["b"] = side(diff.b_file, diff.b_runs, diff.b_profiles);
   root["test"] = sv(to_string(diff.test));
   root["gated_entries"] = diff.gated_entries;
-  root["alpha"] = diff.options.alpha;
+  root["alpha"] = diff.options.alpha.value_or(0.0);
   if (diff.options.fail_if_slower) root["fail_if_slower_pct"] = *diff.options.fail_if_slower;
   root["gate_failed"] = diff.gate_failed;
   root["run_totals"] = domains_object(diff.run_totals);

@@ -103,7 +103,10 @@ diff_entry compare(std::string domain, const side_values& a, const side_values& 
   if (sa.median != 0.0) entry.change_pct = 100.0 * entry.change_us / sa.median;
   if (processes) {
     const auto [la, lb] = test_scale(entry.a_process_medians_us, entry.b_process_medians_us);
-    entry.p_value = stats::welch_t(la, lb).p_value;
+    const stats::welch_result t = stats::welch_t(la, lb);
+    entry.p_value = t.p_value;
+    const bool agree = (t.t > 0.0) == (entry.change_us > 0.0) && t.t != 0.0;
+    entry.p_one_sided = agree ? t.p_value / 2.0 : 1.0 - t.p_value / 2.0;
   } else {
     const stats::mann_whitney_result u = stats::mann_whitney_u(entry.a_us, entry.b_us);
     entry.p_value = u.p_value;
@@ -117,7 +120,7 @@ void decide(diff_entry& entry, const diff_options& options, bool gated) {
   const double p = entry.p_holm.value_or(entry.p_value);
   if (entry.change_us == 0.0) {
     entry.verdict = diff_verdict::unchanged;
-  } else if (p < options.alpha) {
+  } else if (p < *options.alpha) {
     entry.verdict = entry.change_us < 0.0 ? diff_verdict::faster : diff_verdict::slower;
   } else {
     entry.verdict = diff_verdict::within_noise;
@@ -273,9 +276,10 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
   diff.b_profiles = files_of(b_side);
   for (const named_profile& p : a_side) diff.a_runs += p.profile.result().runs.size();
   for (const named_profile& p : b_side) diff.b_runs += p.profile.result().runs.size();
-  diff.options = options;
   diff.test = a_side.size() >= 2 && b_side.size() >= 2 ? diff_test::welch_log_process_medians
                                                         : diff_test::mann_whitney_runs;
+  diff.options = options;
+  diff.options.alpha = options.alpha.value_or(diff.test == diff_test::welch_log_process_medians ? 0.05 : 0.01);
   if (diff.test == diff_test::mann_whitney_runs) diff.warnings.push_back(one_process_warning(a_side.size(), b_side.size()));
   const diff_test test = diff.test;
   const bool device = all_of(a_side, &analysis_result::has_device_data) && all_of(b_side, &analysis_result::has_device_data);
@@ -366,27 +370,34 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
     }
   }
 
-  // The gated entries: the run totals and the domains of regions in both sides (never tree paths).
+  // The gated entries: the run totals and the domains of regions in both sides (never tree paths), less
+  // those at 0 in every run of both sides (no time to compare: they can never be slower).
   std::vector<diff_entry*> gated;
-  for (diff_entry& entry : diff.run_totals) gated.push_back(&entry);
+  const auto gate = [&gated](diff_entry& entry) {
+    const auto zero = [](double v) { return v == 0.0; };
+    if (!std::all_of(entry.a_us.begin(), entry.a_us.end(), zero) || !std::all_of(entry.b_us.begin(), entry.b_us.end(), zero)) {
+      gated.push_back(&entry);
+    }
+  };
+  for (diff_entry& entry : diff.run_totals) gate(entry);
   for (region_diff& region : diff.regions) {
     if (region.presence != diff_presence::both) continue;
-    for (diff_entry& entry : region.domains) gated.push_back(&entry);
+    for (diff_entry& entry : region.domains) gate(entry);
   }
   diff.gated_entries = gated.size();
   if (test == diff_test::welch_log_process_medians) {
     std::vector<double> p;
-    for (const diff_entry* entry : gated) p.push_back(entry->p_value);
+    for (const diff_entry* entry : gated) p.push_back(entry->p_one_sided.value_or(1.0));
     const std::vector<double> adjusted = stats::holm_adjust(p);
     for (std::size_t i = 0; i < gated.size(); ++i) gated[i]->p_holm = adjusted[i];
   }
-  for (diff_entry& entry : diff.run_totals) decide(entry, options, true);
+  for (diff_entry& entry : diff.run_totals) decide(entry, diff.options, true);
   for (region_diff& region : diff.regions) {
-    for (diff_entry& entry : region.domains) decide(entry, options, region.presence == diff_presence::both);
+    for (diff_entry& entry : region.domains) decide(entry, diff.options, region.presence == diff_presence::both);
   }
   for (tree_path_diff& node : diff.tree) {
     // Not gated: a nested node's time is inside its topmost region's, which the regions gate.
-    for (diff_entry& entry : node.domains) decide(entry, options, false);
+    for (diff_entry& entry : node.domains) decide(entry, diff.options, false);
   }
   for (const diff_entry* entry : gated) diff.gate_failed = diff.gate_failed || entry->gate_failed;
   return diff;
