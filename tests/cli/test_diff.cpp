@@ -189,7 +189,7 @@ BOOST_AUTO_TEST_CASE(a_profile_against_itself_is_unchanged) {
 
 BOOST_AUTO_TEST_CASE(two_honest_processes_carry_one_process_per_side) {
   // Two honest processes, one a side: the per-run U test cannot tell their process-to-process noise
-  // from a change (this pair failed a 10 % gate in 6 of 20 tries under load: docs/benchmarks.md), so
+  // from a change (such pairs failed a 10 % gate in 6-7 of 20 tries under load: docs/benchmarks.md), so
   // whichever way the gate goes, the diff says its verdict cannot be trusted.
   const std::string out_json = temp_path("honest_pair.json");
   const auto r = run_cli({"diff", "--fail-if-slower", "10", "-o", out_json, cli_test::pipeline_profile_a(),
