@@ -8,6 +8,7 @@
 
 #include "regionprof/profile_diff.hpp"
 #include "json/json_text.hpp"
+#include "report/json_report.hpp"
 #include "report/markdown_table.hpp"
 #include "compare/diff_text.hpp"
 
@@ -78,13 +79,17 @@ std::string p_text(double p) {
   return fixed(p, 4);
 }
 
+double alpha_of(const profile_diff& diff) {
+  return diff.options.alpha.value_or(diff.test == diff_test::welch_log_process_medians ? 0.05 : 0.01);
+}
+
 std::string test_text(const profile_diff& diff) {
   if (diff.test == diff_test::welch_log_process_medians) {
-    return "two-sided Welch t over ln(per-process median) (docs/design.md, rule 17), Holm-adjusted over the " +
-           std::to_string(diff.gated_entries) + " gated entries, one-sided in the direction of each change (h), alpha " +
-           p_text(diff.options.alpha.value_or(0.05)) + " family-wise";
+    return "Welch t over ln(per-process median) (docs/design.md, rule 17), one-sided in the direction of each "
+           "change and Holm-adjusted over the " +
+           std::to_string(diff.gated_entries) + " gated entries (h), alpha " + p_text(alpha_of(diff)) + " family-wise";
   }
-  return "two-sided Mann-Whitney U over the per-run values, alpha " + p_text(diff.options.alpha.value_or(0.01)) +
+  return "two-sided Mann-Whitney U over the per-run values, alpha " + p_text(alpha_of(diff)) +
          " (*: normal approximation with tie correction; otherwise exact)";
 }
 
@@ -184,7 +189,7 @@ std::string to_json(const profile_diff& diff) {
   root["b"] = side(diff.b_file, diff.b_runs, diff.b_profiles);
   root["test"] = sv(to_string(diff.test));
   root["gated_entries"] = diff.gated_entries;
-  root["alpha"] = diff.options.alpha.value_or(0.0);
+  root["alpha"] = compare_detail::alpha_of(diff);
   if (diff.options.fail_if_slower) root["fail_if_slower_pct"] = *diff.options.fail_if_slower;
   root["gate_failed"] = diff.gate_failed;
   root["run_totals"] = domains_object(diff.run_totals);
@@ -211,13 +216,7 @@ std::string to_json(const profile_diff& diff) {
     root["tree"] = std::move(tree);
   }
   json::array warnings;
-  for (const warning& item : diff.warnings) {
-    json::object entry;
-    entry["code"] = sv(to_string(item.code));
-    entry["message"] = sv(item.message);
-    entry["source"] = sv(to_string(item.source));
-    warnings.push_back(std::move(entry));
-  }
+  for (const warning& item : diff.warnings) warnings.push_back(report_detail::warning_object(item));
   root["warnings"] = std::move(warnings);
   std::string text;
   report_detail::append_json(text, root, 2);
@@ -259,11 +258,8 @@ std::string to_markdown(const profile_diff& diff) {
   out += "- New in B: " + (added.empty() ? std::string("none") : added) + "\n";
   out += "- Vanished from B: " + (vanished.empty() ? std::string("none") : vanished) + "\n";
   append_tree_markdown(out, diff);
-  out += "\n## Warnings\n\n";
-  if (diff.warnings.empty()) out += "None.\n";
-  for (const warning& item : diff.warnings) {
-    out += "- " + code(to_string(item.code)) + " (" + std::string(to_string(item.source)) + "): " + item.message + "\n";
-  }
+  out += '\n';
+  report_detail::append_warnings(out, diff.warnings);
   return out;
 }
 

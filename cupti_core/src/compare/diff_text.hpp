@@ -12,6 +12,8 @@ namespace regionprof::compare_detail {
 std::string side_text(std::size_t processes, std::size_t runs);
 /// A p-value: 4 decimals, or 1 significant digit in scientific notation below 0.0001.
 std::string p_text(double p);
+/// The level the diff's verdicts used: options.alpha, which diff_profiles sets, else the test's default.
+double alpha_of(const profile_diff& diff);
 /// The test and alpha in words, with the marks of the p column (h: Holm-adjusted, *: U's normal approximation).
 std::string test_text(const profile_diff& diff);
 
