@@ -37,6 +37,9 @@ enum class diff_test : std::uint8_t {
 };
 /// "mann_whitney_u_runs", "welch_t_log_process_medians".
 std::string_view to_string(diff_test test) noexcept;
+/// The level a diff uses without diff_options::alpha: 0.01 (per entry) for mann_whitney_runs, 0.05
+/// (family-wise) for welch_log_process_medians (docs/design.md, rule 17).
+double default_alpha(diff_test test) noexcept;
 
 struct diff_options {
   /// Significance level: per entry for mann_whitney_runs (default 0.01); family-wise over the gated

@@ -80,7 +80,7 @@ std::string p_text(double p) {
 }
 
 double alpha_of(const profile_diff& diff) {
-  return diff.options.alpha.value_or(diff.test == diff_test::welch_log_process_medians ? 0.05 : 0.01);
+  return diff.options.alpha.value_or(default_alpha(diff.test));
 }
 
 std::string test_text(const profile_diff& diff) {

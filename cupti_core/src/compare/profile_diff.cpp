@@ -279,7 +279,7 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
   diff.test = a_side.size() >= 2 && b_side.size() >= 2 ? diff_test::welch_log_process_medians
                                                         : diff_test::mann_whitney_runs;
   diff.options = options;
-  diff.options.alpha = options.alpha.value_or(diff.test == diff_test::welch_log_process_medians ? 0.05 : 0.01);
+  diff.options.alpha = options.alpha.value_or(default_alpha(diff.test));
   if (diff.test == diff_test::mann_whitney_runs) diff.warnings.push_back(one_process_warning(a_side.size(), b_side.size()));
   const diff_test test = diff.test;
   const bool device = all_of(a_side, &analysis_result::has_device_data) && all_of(b_side, &analysis_result::has_device_data);
@@ -406,6 +406,10 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
 profile_diff diff_profiles(const named_profile& a, const named_profile& b, const diff_options& options) {
   return diff_profiles(a.file, std::span<const named_profile>(&a, 1), b.file, std::span<const named_profile>(&b, 1),
                        options);
+}
+
+double default_alpha(diff_test test) noexcept {
+  return test == diff_test::welch_log_process_medians ? 0.05 : 0.01;
 }
 
 std::string_view to_string(diff_test test) noexcept {
