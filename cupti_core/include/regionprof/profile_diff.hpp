@@ -2,7 +2,7 @@
 // candidate) region by region and time domain by time domain: medians, the change, a p-value and a
 // verdict (docs/cli.md, "regionprof diff"; docs/design.md, rule 17). One process a side: the two-sided
 // Mann-Whitney U test over the per-run values. Two or more a side: Welch's t test over the log of each
-// process's median, Holm-adjusted over the gated entries.
+// process's median, one-sided in the direction of each change and Holm-adjusted over the gated entries.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,7 @@ std::string_view to_string(diff_presence presence) noexcept;
 /// Which test gives the p-values (docs/design.md, rule 17).
 enum class diff_test : std::uint8_t {
   mann_whitney_runs = 0,           ///< fewer than 2 processes on a side: U over the per-run values
-  welch_log_process_medians = 1,   ///< 2 or more a side: Welch t over ln(per-process median), Holm-adjusted
+  welch_log_process_medians = 1,   ///< 2 or more a side: Welch t over ln(per-process median), one-sided, Holm
 };
 /// "mann_whitney_u_runs", "welch_t_log_process_medians".
 std::string_view to_string(diff_test test) noexcept;
@@ -99,7 +99,8 @@ struct profile_diff {
   std::size_t b_runs = 0;
   diff_options options;
   diff_test test = diff_test::mann_whitney_runs;
-  std::size_t gated_entries = 0;         ///< the Holm family's size: run totals and both-present region domains
+  /// The Holm family's size: run totals and domains of regions on both sides, less those at 0 in every run.
+  std::size_t gated_entries = 0;
   /// The diff's own warnings: ONE_PROCESS_PER_SIDE when a side has a single process.
   std::vector<warning> warnings;
   std::vector<diff_entry> run_totals;    ///< wall_time_us, cpu_time_us, then device_time_us

@@ -27,9 +27,7 @@ std::string diff_rows(const std::string& name, const std::vector<diff_entry>& en
     out += "<tr>" + cell(name) + cell(html::escape(e.domain)) + cell(html::fixed(e.a_median_us, 3), true) +
            cell(html::fixed(e.b_median_us, 3), true) + cell(html::fixed(e.change_us, 3), true) +
            cell(e.change_pct ? html::fixed(*e.change_pct, 2) + " %" : "-", true) +
-           cell(e.p_holm ? compare_detail::p_text(*e.p_holm) + "h"
-                         : compare_detail::p_text(e.p_value) + (e.exact || test != diff_test::mann_whitney_runs ? "" : "*"),
-                true) +
+           cell(compare_detail::p_cell(e, test), true) +
            "<td" + diff_cell_class(e) + ">" +
            html::escape(to_string(e.verdict)) + (e.gate_failed ? " (gate)" : "") + "</td></tr>";
   }

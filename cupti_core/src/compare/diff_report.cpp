@@ -79,6 +79,11 @@ std::string p_text(double p) {
   return fixed(p, 4);
 }
 
+std::string p_cell(const diff_entry& entry, diff_test test) {
+  if (entry.p_holm) return p_text(*entry.p_holm) + "h";
+  return p_text(entry.p_value) + (entry.exact || test != diff_test::mann_whitney_runs ? "" : "*");
+}
+
 double alpha_of(const profile_diff& diff) {
   return diff.options.alpha.value_or(default_alpha(diff.test));
 }
@@ -97,14 +102,8 @@ std::string test_text(const profile_diff& diff) {
 
 namespace {
 
+using compare_detail::p_cell;
 using compare_detail::p_text;
-
-/// The p-value the verdict used: Holm's (`h`) when there is one, else the test's (`*`: U's normal
-/// approximation).
-std::string p_cell(const diff_entry& entry, diff_test test) {
-  if (entry.p_holm) return p_text(*entry.p_holm) + "h";
-  return p_text(entry.p_value) + (entry.exact || test != diff_test::mann_whitney_runs ? "" : "*");
-}
 
 /// The verdict, with a mark when the entry fails the gate.
 std::string verdict_text(const diff_entry& entry) {
