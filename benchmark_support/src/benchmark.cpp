@@ -1,12 +1,14 @@
 #include "regionprof/benchmark.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include <nvtx3/nvToolsExt.h>
@@ -38,6 +40,21 @@ std::string profile_directory(const recorder_options& options) {
   return env != nullptr && *env != '\0' ? std::string(env) : std::string("regionprof-benchmarks");
 }
 
+/// recorder_options::process_index, else $REGIONPROF_BENCHMARK_PROCESS (a whole number). Throws
+/// std::invalid_argument naming the variable for another value.
+std::optional<std::size_t> process_index(const recorder_options& options) {
+  if (options.process_index) return options.process_index;
+  const char* env = std::getenv("REGIONPROF_BENCHMARK_PROCESS");
+  if (env == nullptr || *env == '\0') return std::nullopt;
+  std::size_t index = 0;
+  const std::string_view text(env);
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (error != std::errc{} || end != text.data() + text.size()) {
+    throw std::invalid_argument("REGIONPROF_BENCHMARK_PROCESS='" + std::string(text) + "' is not a whole number");
+  }
+  return index;
+}
+
 std::string counter_prefix(const std::string& region_id) { return region_id; }
 
 }  // namespace
@@ -59,6 +76,12 @@ std::string sanitize_file_name(std::string_view name) {
   }
   if (out.empty() || out == "." || out == "..") return "benchmark";
   return out;
+}
+
+std::string profile_path(const std::string& directory, std::string_view name, std::optional<std::size_t> process_index) {
+  const std::filesystem::path base(directory);
+  if (!process_index) return (base / (sanitize_file_name(name) + ".json")).string();
+  return (base / sanitize_file_name(name) / ("prof-" + std::to_string(*process_index) + ".json")).string();
 }
 
 /// The capture and device sessions of one invocation.
@@ -87,14 +110,21 @@ recorder::recorder(::benchmark::State& state, std::string name, recorder_options
     }
     batch_ = batch_size(previous, options_.min_run_ns);
   }
-  const std::filesystem::path directory = profile_directory(options_);
+  std::optional<std::size_t> index;
+  try {
+    index = process_index(options_);
+  } catch (const std::invalid_argument& e) {
+    state_.SkipWithError((std::string("regionprof: ") + e.what()).c_str());
+    return;
+  }
+  path_ = regionprof::benchmark::profile_path(profile_directory(options_), name_, index);
+  const std::filesystem::path directory = std::filesystem::path(path_).parent_path();
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) {
     state_.SkipWithError(("regionprof: cannot create '" + directory.string() + "': " + error.message()).c_str());
     return;
   }
-  path_ = (directory / (sanitize_file_name(name_) + ".json")).string();
   holder_->machine.begin();
   if (options_.flush_cache) holder_->flusher.emplace();
   nvtxInitialize(nullptr);  // NVTX attaches its tool at its first call: before the session

@@ -25,6 +25,9 @@ struct recorder_options {
   std::int64_t min_run_ns = 100'000;
   /// Where the profile goes; empty: $REGIONPROF_BENCHMARK_DIR, else ./regionprof-benchmarks.
   std::string directory;
+  /// This process's index when the suite runs several times for `regionprof diff` (docs/design.md,
+  /// rule 17); nullopt: $REGIONPROF_BENCHMARK_PROCESS when set, else none. See profile_path().
+  std::optional<std::size_t> process_index;
   analysis_options analysis;   ///< run marker and region rules (default: scoped_run, aot_/untuned_module)
   bool device_tracing = true;  ///< record device activity through CUPTI when a device is present
   /// Cold runs: before each run (batch), with Google Benchmark's timer paused and outside the run marker,
@@ -40,6 +43,15 @@ std::size_t batch_size(std::optional<double> previous_ns_per_iteration, std::int
 /// `name` as a file name: letters, digits, `-`, `_` and `.` kept, anything else `_`
 /// (`BM_Parse/64/threads:1` -> `BM_Parse_64_threads_1`); empty -> `benchmark`.
 std::string sanitize_file_name(std::string_view name);
+
+/// Where a benchmark's profile goes: `<directory>/<sanitized name>.json`, or with a process index
+/// `<directory>/<sanitized name>/prof-<index>.json`, so that `<directory>/<sanitized name>` is one side
+/// of `regionprof diff` (one profile per process).
+///
+/// ```
+/// regionprof::benchmark::profile_path("base", "BM_Parse/64", 2);  // "base/BM_Parse_64/prof-2.json"
+/// ```
+std::string profile_path(const std::string& directory, std::string_view name, std::optional<std::size_t> process_index);
 
 /// Records one benchmark invocation: captures NVTX ranges (and device activity) from construction to
 /// destruction; iteration() marks the runs. When it goes out of scope, after the timed loop, it analyses

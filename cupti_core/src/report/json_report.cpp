@@ -244,6 +244,14 @@ json::object environment_object(const machine_environment& env) {
 
 namespace report_detail {
 
+json::object warning_object(const warning& item) {
+  json::object entry;
+  entry["code"] = sv(to_string(item.code));
+  entry["message"] = sv(item.message);
+  entry["source"] = sv(to_string(item.source));
+  return entry;
+}
+
 void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
                        const analysis_options& options, const report_context& context, int depth) {
   check_region_indices(result);
@@ -282,13 +290,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.end_array();
 
   report.begin_array("warnings");
-  for (const warning& item : result.warnings) {
-    json::object entry;
-    entry["code"] = sv(to_string(item.code));
-    entry["message"] = sv(item.message);
-    entry["source"] = sv(to_string(item.source));
-    report.element(entry);
-  }
+  for (const warning& item : result.warnings) report.element(report_detail::warning_object(item));
   report.end_array();
 
   // Additions beyond the reference module's report: new keys only.

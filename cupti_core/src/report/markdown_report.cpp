@@ -332,16 +332,7 @@ void key_average_view_section(std::string& out, const key_average_view& view, st
 }
 
 void warnings_section(std::string& out, const analysis_result& result) {
-  out += "## Warnings\n\n";
-  if (result.warnings.empty()) {
-    out += "None.\n";
-    return;
-  }
-  for (const warning& item : result.warnings) {
-    out += "- " + code(to_string(item.code)) + " (" + std::string(to_string(item.source)) + "): " + clean(item.message);
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += '\n';
-  }
+  report_detail::append_warnings(out, result.warnings);
 }
 
 }  // namespace

@@ -147,4 +147,17 @@ void table::line(std::string& out, Cell cell) const {
   out += '\n';
 }
 
+void append_warnings(std::string& out, std::span<const warning> warnings) {
+  out += "## Warnings\n\n";
+  if (warnings.empty()) {
+    out += "None.\n";
+    return;
+  }
+  for (const warning& item : warnings) {
+    out += "- " + code(to_string(item.code)) + " (" + std::string(to_string(item.source)) + "): " + clean(item.message);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+}
+
 }  // namespace regionprof::report_detail

@@ -4,9 +4,12 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "regionprof/warnings.hpp"
 
 namespace regionprof::report_detail {
 
@@ -65,5 +68,9 @@ class table {
   std::string cells_;
   std::vector<std::size_t> cell_ends_;
 };
+
+/// `## Warnings` and each warning as `` - `CODE` (source): message `` (cleaned), or `None.`: the
+/// report's and the diff's section.
+void append_warnings(std::string& out, std::span<const warning> warnings);
 
 }  // namespace regionprof::report_detail

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -578,9 +579,19 @@ Profile read_profile_value(const boost::json::value& value, const report_detail:
 }
 
 std::string read_text_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw profile_read_error(path, "", "is a directory, not a profile (a JSON report file)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw profile_read_error(path, "", std::string("cannot open: ") + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    // libstdc++'s filebuf throws from underflow when read() fails (EISDIR, EIO).
+    throw profile_read_error(path, "", std::string("cannot read: ") + std::strerror(errno));
+  }
   if (in.bad()) throw profile_read_error(path, "", std::string("cannot read: ") + std::strerror(errno));
   return text;
 }
