@@ -242,13 +242,8 @@ def load(path: StrPath) -> Profile:
     name = os.fspath(_check_path("path", path))
     with open(name, encoding="utf-8") as f:
         text = f.read()
-    try:
-        document = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"{name}: invalid JSON: {e}") from None
-    if isinstance(document, dict) and document.get("kind") == "regionprof_job":
-        return JobProfile(_native.read_job_text(text, name))
-    return Profile(_native.read_profile_text(text, name), None)
+    native = _native.read_saved_text(text, name)  # one parse; either kind
+    return JobProfile(native) if isinstance(native, _native.NativeJob) else Profile(native, None)
 
 
 def _check_int(name: str, value: Any, minimum: int = 0) -> None:

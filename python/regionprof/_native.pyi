@@ -1,6 +1,6 @@
 """Type stubs of regionprof._native (python/src/*.cpp)."""
 
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 class TraceError(ValueError):
     """A torch.profiler trace that cannot be read; the message names the file."""
@@ -72,3 +72,4 @@ class NativeJob:
 
 def merge_profiles(texts: List[str], names: List[str]) -> NativeJob: ...
 def read_job_text(text: str, name: str = "<memory>") -> NativeJob: ...
+def read_saved_text(text: str, name: str = "<memory>") -> Union[NativeProfile, NativeJob]: ...

@@ -73,6 +73,20 @@ void define_job_api(nb::module_& m) {
         "Joins rank profiles (JSON texts; names[i] names texts[i] in messages) into a job report, as "
         "`regionprof merge` does. Raises ValueError for no profile, RuntimeError naming a bad one.");
   m.def(
+      "read_saved_text",
+      [](const std::string& text, const std::string& name) -> nb::object {
+        regionprof::saved_report saved;
+        {
+          nb::gil_scoped_release unlocked;
+          saved = regionprof::read_saved_report_text(text, name);
+        }
+        if (saved.job) return nb::cast(std::move(*saved.job));
+        return nb::cast(std::move(*saved.profile));
+      },
+      nb::arg("text"), nb::arg("name") = "<memory>",
+      "Reads a saved report of either kind from one parse: a NativeJob for a job report (kind "
+      "regionprof_job), else a NativeProfile. Raises ProfileReadError (a ValueError) naming the file.");
+  m.def(
       "read_job_text",
       [](const std::string& text, const std::string& name) {
         nb::gil_scoped_release unlocked;

@@ -27,20 +27,6 @@ const json::value* member_of(const json::object& object, std::string_view name) 
   return value != nullptr && !value->is_null() ? value : nullptr;
 }
 
-/// The document, parsed; profile_read_error naming `name` and the place of a syntax error.
-report_detail::json_with_number_text parse(std::string_view text, const std::string& name) {
-  report_detail::json_with_number_text parsed;
-  report_detail::json_syntax_error syntax;
-  if (!report_detail::parse_json_with_number_text(text, parsed, syntax)) {
-    throw profile_read_error(name, "",
-                             "invalid JSON at line " + std::to_string(syntax.line) + ", column " +
-                                 std::to_string(syntax.column) + " (byte offset " + std::to_string(syntax.offset) +
-                                 "): " + syntax.message,
-                             syntax.line, syntax.column);
-  }
-  return parsed;
-}
-
 bool is_job_document(const json::value& document) {
   if (!document.is_object()) return false;
   const json::value* kind = member_of(document.get_object(), "kind");
@@ -88,12 +74,12 @@ job_report job_of(const report_detail::json_with_number_text& parsed, const std:
 
 }  // namespace
 
-job_report read_job_text(std::string_view text, const std::string& name) { return job_of(parse(text, name), name); }
+job_report read_job_text(std::string_view text, const std::string& name) { return job_of(saved_detail::parse_document(text, name), name); }
 
 job_report read_job(const std::string& path) { return read_job_text(saved_detail::read_text_file(path), path); }
 
 saved_report read_saved_report_text(std::string_view text, const std::string& name) {
-  const report_detail::json_with_number_text parsed = parse(text, name);
+  const report_detail::json_with_number_text parsed = saved_detail::parse_document(text, name);
   saved_report saved;
   if (is_job_document(parsed.document)) {
     saved.job = job_of(parsed, name);

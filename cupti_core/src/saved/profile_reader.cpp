@@ -559,6 +559,13 @@ profile_read_error::profile_read_error(std::string file, std::string path, std::
       column_(column) {}
 
 Profile read_profile_text(std::string_view text, const std::string& name) {
+  const report_detail::json_with_number_text parsed = saved_detail::parse_document(text, name);
+  return reader(name, parsed.double_texts).read(parsed.document, report_detail::json_location());
+}
+
+namespace saved_detail {
+
+report_detail::json_with_number_text parse_document(std::string_view text, const std::string& name) {
   report_detail::json_with_number_text parsed;
   report_detail::json_syntax_error syntax;
   if (!report_detail::parse_json_with_number_text(text, parsed, syntax)) {
@@ -568,10 +575,8 @@ Profile read_profile_text(std::string_view text, const std::string& name) {
                                  "): " + syntax.message,
                              syntax.line, syntax.column);
   }
-  return reader(name, parsed.double_texts).read(parsed.document, report_detail::json_location());
+  return parsed;
 }
-
-namespace saved_detail {
 
 Profile read_profile_value(const boost::json::value& value, const report_detail::json_location& at,
                            const std::string& name, const std::unordered_map<std::string, std::string>& double_texts) {

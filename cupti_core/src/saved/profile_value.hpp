@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <boost/json/value.hpp>
@@ -10,6 +11,10 @@
 #include "json/json_with_number_text.hpp"
 
 namespace regionprof::saved_detail {
+
+/// `text` parsed, keeping each number's text (parse_json_with_number_text); profile_read_error naming
+/// `name` and the line, column and byte offset of a syntax error.
+report_detail::json_with_number_text parse_document(std::string_view text, const std::string& name);
 
 /// Reads the profile `value`, which sits at `at` in the document `name` (messages name the key as
 /// `ranks[1].profile.runs[0].calls`); `double_texts` is the document's (parse_json_with_number_text).
