@@ -14,6 +14,16 @@ registered_region::registered_region(std::string_view kind, std::string_view nam
   handle_ = nvtxDomainRegisterStringA(detail::domain(), range_name_.c_str());
 }
 
+namespace detail {
+// The names must equal the capture tool's work_mark_names (nvtx_regions/src/capture/capture_state.hpp).
+const work_mark_handles& work_marks() noexcept {
+  static const work_mark_handles handles{nvtxDomainRegisterStringA(domain(), "regionprof.work.bytes"),
+                                         nvtxDomainRegisterStringA(domain(), "regionprof.work.flops"),
+                                         nvtxDomainRegisterStringA(domain(), "regionprof.work.items")};
+  return handles;
+}
+}  // namespace detail
+
 void push_run() noexcept {
   static const nvtxStringHandle_t handle = nvtxDomainRegisterStringA(detail::domain(), run_marker_name);
   const nvtxEventAttributes_t attributes = detail::registered_attributes(handle);

@@ -150,6 +150,17 @@ BOOST_AUTO_TEST_CASE(every_test_trace_read_back_writes_the_same_outputs) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(declared_work_read_back_writes_the_same_outputs) {
+  // Rule 18: work and throughput (per run and in region_summary, every view's columns), with and
+  // without device data.
+  for (const bool device : {false, true}) {
+    const Profile live(test::declared_work_trace(device), analysis_options{}, full_context());
+    BOOST_TEST_REQUIRE(live.json().find("\"throughput\"") != std::string::npos);
+    const Profile saved = check_read_back(live, device ? "declared_work_device" : "declared_work_cpu");
+    BOOST_TEST((saved.result().runs.at(0).regions.at(0).work == live.result().runs.at(0).regions.at(0).work));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_traces_read_back_write_the_same_outputs) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     BOOST_TEST_CONTEXT("seed " << seed) {

@@ -41,7 +41,11 @@ std::string sanitize_file_name(std::string_view name);
 /// destruction; iteration() marks the runs. When it goes out of scope, after the timed loop, it analyses
 /// the capture, writes `<directory>/<sanitized name>.json` and sets, per region, the user counters
 /// `<region_id>_cpu_us` and (with device data) `<region_id>_device_us`: the region's time per iteration,
-/// summed over all runs and divided by the iterations they hold. Google Benchmark calls a benchmark
+/// summed over all runs and divided by the iterations they hold. Regions that declare work
+/// (`scoped_region{r, {.bytes = n}}`, docs/design.md, rule 18) also get `<region_id>_bytes_per_second`,
+/// `_flops_per_second` and `_items_per_second`: the work summed over the runs over the region's CPU time
+/// in them (and, with device data, `_device_bytes_per_second` etc. over its device time); absent where
+/// that time is 0. Google Benchmark calls a benchmark
 /// several times with growing iteration counts; each call rewrites the file, so the reported call's
 /// profile remains. Single-threaded benchmarks only (state.threads() > 1 is skipped with an error).
 ///

@@ -114,6 +114,8 @@ struct region_aggregate {
   std::int64_t cpu_time_ns = 0;     ///< sum of those instances' durations
   std::optional<std::int64_t> device_time_ns;          ///< present iff the trace has device data
   std::optional<std::int64_t> off_thread_cpu_time_ns;  ///< present iff seen off-thread (cross_thread)
+  /// Work its topmost instances on the marker's thread declared, summed (rule 18); absent when none did.
+  std::optional<declared_work> work{};  // `{}`: aggregate initialisers may leave it out
 };
 
 /// One node of a run's region tree (docs/design.md, rule 14): the region instances of one path of
