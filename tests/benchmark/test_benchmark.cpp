@@ -78,8 +78,8 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
       // summed over them, the items likewise; no other region and no other quantity gets one.
       std::uint64_t bytes = 0, items = 0;
       std::int64_t cpu_ns = 0;
-      for (const regionprof::run_result& run : saved.result().runs) {
-        for (const regionprof::region_aggregate& a : run.regions) {
+      for (const regionprof::run_result& profiled : saved.result().runs) {
+        for (const regionprof::region_aggregate& a : profiled.regions) {
           if (saved.result().regions[a.region].id != "aot_module:parse") {
             BOOST_TEST(!a.work.has_value());
             continue;
