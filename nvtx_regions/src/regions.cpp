@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "regionprof/capture.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
 
@@ -15,11 +16,10 @@ registered_region::registered_region(std::string_view kind, std::string_view nam
 }
 
 namespace detail {
-// The names must equal the capture tool's work_mark_names (nvtx_regions/src/capture/capture_state.hpp).
 const work_mark_handles& work_marks() noexcept {
-  static const work_mark_handles handles{nvtxDomainRegisterStringA(domain(), "regionprof.work.bytes"),
-                                         nvtxDomainRegisterStringA(domain(), "regionprof.work.flops"),
-                                         nvtxDomainRegisterStringA(domain(), "regionprof.work.items")};
+  static const work_mark_handles handles{nvtxDomainRegisterStringA(domain(), work_mark_names[0]),
+                                         nvtxDomainRegisterStringA(domain(), work_mark_names[1]),
+                                         nvtxDomainRegisterStringA(domain(), work_mark_names[2])};
   return handles;
 }
 }  // namespace detail

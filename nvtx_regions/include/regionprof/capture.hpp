@@ -21,6 +21,12 @@
 
 namespace regionprof {
 
+/// The names of the marks that declare work (docs/design.md, rule 18), by quantity: bytes, flops, items.
+/// A mark of one of these names with a non-negative numeric payload is a declaration, not a mark
+/// (`regionprof::declare_work` emits them).
+inline constexpr const char* work_mark_names[3] = {"regionprof.work.bytes", "regionprof.work.flops",
+                                                   "regionprof.work.items"};
+
 /// Settings of one capture session.
 struct capture_options {
   /// Chunk memory (12-byte records) one session may take. Past it, records are dropped and counted

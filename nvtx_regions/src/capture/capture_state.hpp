@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "capture/capture_clock.hpp"
+#include "regionprof/capture.hpp"
 #include "regionprof/trace.hpp"
 
 namespace regionprof::capture_detail {
@@ -89,11 +91,11 @@ inline std::uint64_t record::tick_delta() const noexcept { return packed() & max
 /// The record holds no time: it belongs to the innermost push range of its domain open on its thread.
 /// Layout: value bits 0-44 in the tick-delta field, value bits 45-63 in name bits 0-18, the quantity
 /// (work_quantity) in name bits 30-31; kind and domain as for any record.
+///
+/// work_quantity follows the order of regionprof::work_mark_names (capture.hpp), which the tool state
+/// interns first, so that their ids are consecutive.
 enum class work_quantity : std::uint8_t { bytes = 0, flops = 1, items = 2 };
-inline constexpr std::size_t work_quantity_count = 3;
-/// The names of the work marks, in work_quantity order (interned first, so their ids are consecutive).
-inline constexpr const char* work_mark_names[work_quantity_count] = {"regionprof.work.bytes", "regionprof.work.flops",
-                                                                     "regionprof.work.items"};
+inline constexpr std::size_t work_quantity_count = std::size(work_mark_names);
 
 inline record make_work_record(work_quantity quantity, std::uint16_t domain, std::uint64_t value) noexcept {
   const std::uint64_t packed = (value & ((std::uint64_t{1} << 45) - 1)) |
