@@ -90,6 +90,20 @@ def test_region_declared_work_gives_throughput_over_its_cpu_time() -> None:
     assert repr(copy) == "regionprof.region('copy', kind='region', bytes=4096, items=2)"
 
 
+def test_nvtx_package_marks_declare_work_for_their_domains_range() -> None:
+    # Rule 18's work marks are plain NVTX marks: any NVTX emitter declares work with them. The first
+    # is in the region's domain (regionprof); the second, in another domain with no range open, is
+    # attached to nothing; the third has a negative payload and stays a mark.
+    def step() -> None:
+        with regionprof.region("copy"):
+            nvtx.mark(message="regionprof.work.bytes", payload=1000, domain="regionprof")
+            nvtx.mark(message="regionprof.work.items", payload=5, domain="elsewhere")
+            nvtx.mark(message="regionprof.work.flops", payload=-3, domain="regionprof")
+
+    p = regionprof.profile(step, warmup_runs=0, measured_runs=2)
+    assert [r["work"] for run in p.data["runs"] for r in run["regions"]] == [{"bytes": 1000}] * 2
+
+
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"bytes": 1.5}, TypeError, r"^bytes must be an int, not float"),
     ({"flops": -1}, ValueError, r"^flops must be at least 0, not -1"),
