@@ -9,8 +9,8 @@
 // between the regions and the residual (the glue), and the worker's time as off_thread_cpu_time_us.
 //
 // Usage: cpu_pipeline [-o profile.json] [--trace trace.json] [--markdown report.md]
-//                     [--warmup-runs N] [--runs N] [--records N] [--no-cross-thread]
-// Prints the Markdown report.
+//                     [--warmup-runs N] [--runs N] [--records N] [--parser-repeat N] [--no-cross-thread]
+// (--parser-repeat N parses each batch N times: aot_module:parser N times as slow.) Prints the Markdown report.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -121,17 +121,21 @@ std::string make_batch(std::size_t count, std::uint64_t seed) {
   return text;
 }
 
-std::vector<double> parse(std::string_view text) {
+/// Parses `batch` `repeat` times (a parser `repeat` times as slow, for `regionprof diff`'s gate check).
+std::vector<double> parse(std::string_view batch, std::size_t repeat) {
   const scoped_region region{parser_region};
   std::vector<double> values;
-  values.reserve(text.size() / 8);
-  while (!text.empty()) {
-    const std::size_t comma = text.find(',');
-    const std::size_t end = text.find(';', comma);
-    long value = 0;
-    std::from_chars(text.data() + comma + 1, text.data() + end, value);
-    values.push_back(static_cast<double>(value));
-    text.remove_prefix(end + 1);
+  values.reserve(batch.size() / 8);
+  for (std::size_t pass = 0; pass < repeat; ++pass) {
+    values.clear();
+    for (std::string_view text = batch; !text.empty();) {
+      const std::size_t comma = text.find(',');
+      const std::size_t end = text.find(';', comma);
+      long value = 0;
+      std::from_chars(text.data() + comma + 1, text.data() + end, value);
+      values.push_back(static_cast<double>(value));
+      text.remove_prefix(end + 1);
+    }
   }
   return values;
 }
@@ -166,13 +170,14 @@ struct arguments {
   std::size_t warmup_runs = 3;
   std::size_t runs = 10;
   std::size_t records = 40'000;
+  std::size_t parser_repeat = 1;
   bool cross_thread = true;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "cpu_pipeline: %s\nusage: cpu_pipeline [-o profile.json] [--trace trace.json] [--markdown report.md]\n"
-               "                    [--warmup-runs N] [--runs N] [--records N] [--no-cross-thread]\n",
+               "                    [--warmup-runs N] [--runs N] [--records N] [--parser-repeat N] [--no-cross-thread]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -207,6 +212,8 @@ arguments parse_arguments(int argc, char** argv) {
       args.runs = count_argument("--runs", value());
     } else if (flag == "--records") {
       args.records = count_argument("--records", value());
+    } else if (flag == "--parser-repeat") {
+      args.parser_repeat = count_argument("--parser-repeat", value());
     } else if (flag == "--no-cross-thread") {
       args.cross_thread = false;
     } else if (flag == "-h" || flag == "--help") {
@@ -217,6 +224,7 @@ arguments parse_arguments(int argc, char** argv) {
   }
   if (args.runs == 0) usage("--runs must be at least 1");
   if (args.records == 0) usage("--records must be at least 1");
+  if (args.parser_repeat == 0) usage("--parser-repeat must be at least 1");
   return args;
 }
 
@@ -230,7 +238,7 @@ int main(int argc, char** argv) {
     double checksum = 0;
     auto pipeline = [&] {
       const std::string batch = make_batch(args.records, ++run);  // glue
-      std::vector<double> values = parse(batch);
+      std::vector<double> values = parse(batch, args.parser_repeat);
       transform(values);
       const double result = reduce(values, worker);
       checksum += std::round(result * 1e3) / 1e3;  // glue

@@ -1,18 +1,22 @@
 #include "regionprof/benchmark.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include <nvtx3/nvToolsExt.h>
 
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/harness.hpp"
+#include "regionprof/machine.hpp"
 #include "regionprof/profile.hpp"
 
 namespace regionprof::benchmark {
@@ -34,6 +38,21 @@ std::string profile_directory(const recorder_options& options) {
   if (!options.directory.empty()) return options.directory;
   const char* env = std::getenv("REGIONPROF_BENCHMARK_DIR");
   return env != nullptr && *env != '\0' ? std::string(env) : std::string("regionprof-benchmarks");
+}
+
+/// recorder_options::process_index, else $REGIONPROF_BENCHMARK_PROCESS (a whole number). Throws
+/// std::invalid_argument naming the variable for another value.
+std::optional<std::size_t> process_index(const recorder_options& options) {
+  if (options.process_index) return options.process_index;
+  const char* env = std::getenv("REGIONPROF_BENCHMARK_PROCESS");
+  if (env == nullptr || *env == '\0') return std::nullopt;
+  std::size_t index = 0;
+  const std::string_view text(env);
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (error != std::errc{} || end != text.data() + text.size()) {
+    throw std::invalid_argument("REGIONPROF_BENCHMARK_PROCESS='" + std::string(text) + "' is not a whole number");
+  }
+  return index;
 }
 
 std::string counter_prefix(const std::string& region_id) { return region_id; }
@@ -59,11 +78,19 @@ std::string sanitize_file_name(std::string_view name) {
   return out;
 }
 
+std::string profile_path(const std::string& directory, std::string_view name, std::optional<std::size_t> process_index) {
+  const std::filesystem::path base(directory);
+  if (!process_index) return (base / (sanitize_file_name(name) + ".json")).string();
+  return (base / sanitize_file_name(name) / ("prof-" + std::to_string(*process_index) + ".json")).string();
+}
+
 /// The capture and device sessions of one invocation.
 struct recorder::state_holder {
   std::unique_ptr<device_session> device;
   bool device_started = false;
   std::optional<capture_session> capture;
+  machine_probe machine;                      // report `environment`
+  std::optional<cpu_cache_flusher> flusher;  // recorder_options::flush_cache
 };
 
 recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
@@ -83,14 +110,23 @@ recorder::recorder(::benchmark::State& state, std::string name, recorder_options
     }
     batch_ = batch_size(previous, options_.min_run_ns);
   }
-  const std::filesystem::path directory = profile_directory(options_);
+  std::optional<std::size_t> index;
+  try {
+    index = process_index(options_);
+  } catch (const std::invalid_argument& e) {
+    state_.SkipWithError((std::string("regionprof: ") + e.what()).c_str());
+    return;
+  }
+  path_ = regionprof::benchmark::profile_path(profile_directory(options_), name_, index);
+  const std::filesystem::path directory = std::filesystem::path(path_).parent_path();
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   if (error) {
     state_.SkipWithError(("regionprof: cannot create '" + directory.string() + "': " + error.message()).c_str());
     return;
   }
-  path_ = (directory / (sanitize_file_name(name_) + ".json")).string();
+  holder_->machine.begin();
+  if (options_.flush_cache) holder_->flusher.emplace();
   nvtxInitialize(nullptr);  // NVTX attaches its tool at its first call: before the session
   if (options_.device_tracing) {
     holder_->device = make_device_session();
@@ -108,6 +144,15 @@ recorder::~recorder() {
   }
 }
 
+std::uint64_t recorder::flushes() const noexcept { return holder_->flusher ? holder_->flusher->flushes() : 0; }
+
+void recorder::flush_caches() noexcept {
+  if (!holder_->flusher) return;
+  state_.PauseTiming();
+  regionprof::flush_caches(*holder_->flusher, holder_->device.get());
+  state_.ResumeTiming();
+}
+
 void recorder::finish() {
   if (!holder_->capture) return;
   if (in_batch_ != 0) {  // the last batch ended short: close its run
@@ -119,11 +164,14 @@ void recorder::finish() {
   holder_->capture.reset();
   trace t = std::move(captured.data);
   if (holder_->device_started) holder_->device->stop(t);
+  holder_->machine.end();
+  for (warning& w : holder_->machine.warnings()) t.warnings.push_back(std::move(w));
   t.target_type = "google_benchmark";
   t.target_extra_json = "{\"benchmark\": \"" + sanitize_file_name(name_) + "\", \"iterations\": " +
                         std::to_string(iterations_) + ", \"iterations_per_run\": " + std::to_string(batch_) + "}";
 
   report_context context;
+  context.environment = holder_->machine.environment();
   const Profile profile(std::move(t), options_.analysis, context);
   profile.write_json(path_);
 

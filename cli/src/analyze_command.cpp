@@ -74,9 +74,13 @@ Examples:
       write_outputs(settings_.outputs(), job_writers(job), std::cout);
       return exit_ok;
     }
+    const output_set outputs = settings_.outputs();
     trace imported = import_kineto_trace(trace_paths_.front());
-    const Profile profile(std::move(imported), settings_.analysis, report_context{});
-    write_outputs(settings_.outputs(), profile_writers(profile, markdown_), std::cout);
+    // Only the Chrome trace reads the events: without one, they are freed before the result is built.
+    const Profile profile = outputs.has(output_format::chrome_trace)
+                                ? Profile(std::move(imported), settings_.analysis, report_context{})
+                                : Profile::analyzed_without_events(std::move(imported), settings_.analysis);
+    write_outputs(outputs, profile_writers(profile, markdown_), std::cout);
     return exit_ok;
   }
 

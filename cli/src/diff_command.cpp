@@ -1,9 +1,14 @@
-// `regionprof diff A.json B.json`: per region and time domain, A's and B's medians, the change, the
-// Mann-Whitney U p-value and a verdict; `--fail-if-slower PCT` gates CI (exit 3).
+// `regionprof diff A B`: per region and time domain, A's and B's medians, the change, the p-value and a
+// verdict; `--fail-if-slower PCT` gates CI (exit 3). A side is one profile or a directory of them (one
+// per process; docs/design.md, rule 17).
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "number_option.hpp"
@@ -13,6 +18,25 @@
 
 namespace regionprof::cli {
 namespace {
+
+namespace fs = std::filesystem;
+
+/// A side: the profile `path`, or every `*.json` file directly in the directory `path` (not starting with
+/// `.`, so no hidden temporary), by name. Throws naming the directory when it holds none.
+std::vector<named_profile> read_side(const std::string& path) {
+  std::error_code error;
+  if (!fs::is_directory(path, error)) return {named_profile{path, read_profile(path)}};
+  std::vector<std::string> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && !name.starts_with('.') && name.ends_with(".json")) files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw std::runtime_error(path + ": a directory without a profile (no *.json file in it)");
+  std::vector<named_profile> side;
+  for (const std::string& file : files) side.push_back({file, read_profile(file)});
+  return side;
+}
 
 class diff_command final : public command {
  public:
@@ -24,7 +48,9 @@ class diff_command final : public command {
                [this](std::string_view setting, std::string_view text) {
                  options_.fail_if_slower = parse_number(setting, text, 0.0, 1e9, "a percentage from 0");
                })
-        .value("--alpha", "P", "Significance level of the U test, 0 < P <= 1 (default 0.01).",
+        .value("--alpha", "P",
+               "Significance level, 0 < P <= 1: of each U test with one process a side\n"
+               "(default 0.01); family-wise over the gated entries with several (default 0.05).",
                [this](std::string_view setting, std::string_view text) {
                  options_.alpha = parse_number(setting, text, 1e-300, 1.0, "a number above 0, at most 1");
                });
@@ -35,16 +61,22 @@ class diff_command final : public command {
                [this](std::string_view, std::string_view path) { markdown_path_ = path; })
         .value("--html", "OUT.html", "Write a self-contained HTML page: A against B per region.",
                [this](std::string_view, std::string_view path) { html_path_ = path; });
-    line.operands("A.json B.json", "A.json and B.json (two saved profiles)", 2,
+    line.operands("A B", "A and B (each a saved profile or a directory of profiles)", 2,
                   [this](std::string_view path) { (a_path_ ? b_path_ : a_path_) = std::string(path); });
   }
 
   std::string_view description() const override {
-    return R"(Compares two saved profiles (regionprof's JSON, or the reference module's, which has the same
-schema): A is the baseline, B the candidate. For every region and time domain (cpu_time_us,
-device_time_us when both have device data, off_thread_cpu_time_us) and for the run totals it
-reports A's and B's medians over the runs, the change in us and in %, the two-sided Mann-Whitney U
-p-value over the per-run values, and a verdict:
+    return R"(Compares two sides of saved profiles (regionprof's JSON, or the reference module's, which has
+the same schema): A is the baseline, B the candidate. A side is one profile, or a directory whose
+*.json files are one profile per process of the same program ('regionprof run --processes N -o
+DIR/prof-%n.json' writes one). For every region and time domain (cpu_time_us, device_time_us when
+all have device data, off_thread_cpu_time_us) and for the run totals it reports A's and B's medians,
+the change in us and in %, a p-value and a verdict. With 2 or more processes a side the test is
+Welch's t over the log of each process's median, one-sided in the change's direction and
+Holm-adjusted over every gated entry (alpha 0.05 family-wise by default), so the gate accounts for
+process-to-process noise; with one process on a side it is the Mann-Whitney U
+test over the per-run values, and the warning ONE_PROCESS_PER_SIDE says its verdicts cannot
+separate a change from that noise. Verdicts:
   unchanged     the medians are equal
   faster        p < alpha and B's median is below A's
   slower        p < alpha and B's median is above A's
@@ -65,14 +97,15 @@ Exit status:
 
 Examples:
   regionprof diff baseline.json candidate.json
-  regionprof diff --fail-if-slower 5 -o diff.json --html diff.html baseline.json candidate.json
+  regionprof run --processes 3 -o 'a/prof-%n.json' -- ./app   # then b/ the same way
+  regionprof diff --fail-if-slower 10 -o diff.json --html diff.html a b
 )";
   }
 
   int execute() override {
-    const named_profile a{*a_path_, read_profile(*a_path_)};
-    const named_profile b{*b_path_, read_profile(*b_path_)};
-    const profile_diff diff = diff_profiles(a, b, options_);
+    const std::vector<named_profile> a = read_side(*a_path_);
+    const std::vector<named_profile> b = read_side(*b_path_);
+    const profile_diff diff = diff_profiles(*a_path_, a, *b_path_, b, options_);
     output_set outputs;
     if (json_path_) outputs.add(output_format::json, *json_path_);
     if (html_path_) outputs.add(output_format::html, *html_path_);
@@ -86,7 +119,8 @@ Examples:
     write_outputs(outputs, writers, std::cout);
     if (diff.gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
-                << " % (p < " << options_.alpha << ")\n";
+                << " % (" << (diff.test == diff_test::welch_log_process_medians ? "Holm-adjusted " : "") << "p < "
+                << *diff.options.alpha << ")\n";
       return exit_slower;
     }
     return exit_ok;

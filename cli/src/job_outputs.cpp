@@ -18,8 +18,8 @@ std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths,
   const auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
-        Profile profile(import_kineto_trace(paths[i]), settings.analysis, report_context{});
-        profiles[i].emplace(named_profile{paths[i], std::move(profile).without_events()});
+        profiles[i].emplace(named_profile{
+            paths[i], Profile::analyzed_without_events(import_kineto_trace(paths[i]), settings.analysis)});
       } catch (...) {
         failures[i] = std::current_exception();
       }

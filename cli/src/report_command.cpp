@@ -1,13 +1,16 @@
-// `regionprof report PROFILE.json`: renders a saved profile as Markdown, a terminal table or HTML.
+// `regionprof report PROFILE.json`: renders a saved profile as Markdown, a terminal table or HTML, or a
+// saved job report (`regionprof merge -o`) as its Markdown.
 #include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
+#include "regionprof/job.hpp"
 #include "regionprof/output.hpp"
 #include "regionprof/profile_reader.hpp"
 #include "report_settings.hpp"
@@ -43,13 +46,14 @@ class report_command final : public command {
                })
         .value("-o", "OUT", "Write to OUT (default: standard output).",
                [this](std::string_view, std::string_view path) { output_path_ = path; });
-    line.operand("PROFILE.json", "PROFILE.json (a saved profile)",
+    line.operand("PROFILE.json", "PROFILE.json (a saved profile, or a job report)",
                  [this](std::string_view path) { profile_path_ = path; });
   }
 
   std::string_view description() const override {
     return R"(Renders a saved profile (regionprof's JSON, or the reference module's, which has the same
-schema) without the trace it came from: the Markdown report, a terminal table, or an HTML page.
+schema) without the trace it came from: the Markdown report, a terminal table, or an HTML page. A job
+report (regionprof merge -o) renders as its Markdown view, stragglers first.
 
 )";
   }
@@ -58,7 +62,8 @@ schema) without the trace it came from: the Markdown report, a terminal table, o
     return R"(
 Exit status:
   0  the report was written
-  1  input error: PROFILE.json is not a profile (the message names it), or OUT cannot be written
+  1  input error: PROFILE.json is not a profile or job report (the message names it), a job report
+     with --format table or html, or OUT cannot be written
   2  usage error
 
 Examples:
@@ -68,17 +73,26 @@ Examples:
   }
 
   int execute() override {
-    const Profile profile = read_profile(profile_path_);
-    const char* no_color = std::getenv("NO_COLOR");
-    const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
-    output_writers writers = profile_writers(profile, markdown_options{runs_detail_});
-    writers.terminal_table = [&](std::ostream& out) { out << profile.terminal_table(colour); };
+    const saved_report saved = read_saved_report(profile_path_);
     output_set outputs;
     if (output_path_) {
       outputs.add(format_, *output_path_);
     } else {
       outputs.to_stdout = format_;
     }
+    if (saved.job) {
+      if (format_ != output_format::markdown) {
+        throw std::runtime_error(profile_path_ + " is a job report: it renders as Markdown (--format markdown); " +
+                                 "--format table and html render one profile, e.g. a rank's own");
+      }
+      write_outputs(outputs, job_writers(*saved.job), std::cout);
+      return exit_ok;
+    }
+    const Profile& profile = *saved.profile;
+    const char* no_color = std::getenv("NO_COLOR");
+    const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
+    output_writers writers = profile_writers(profile, markdown_options{runs_detail_});
+    writers.terminal_table = [&](std::ostream& out) { out << profile.terminal_table(colour); };
     write_outputs(outputs, writers, std::cout);
     return exit_ok;
   }

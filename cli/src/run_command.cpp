@@ -324,18 +324,25 @@ std::string reason_unwritten(const output& out, const std::vector<std::pair<std:
   return "";
 }
 
-int run_program(const report_settings& report, const std::vector<std::string>& program) {
+/// One run of the program, process `index` of `count` (both absent without --processes).
+int run_program(const report_settings& report, const std::vector<std::string>& program,
+                std::optional<std::uint64_t> index, std::optional<std::uint64_t> count) {
   const std::string library = find_injection_library();
   const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
   // Placeholders expand with this process's identity (the program inherits its environment), %p with
-  // this pid until the profiled process is known (the claim file says which it was).
+  // this pid until the profiled process is known (the claim file says which it was). %n is expanded
+  // here: the library does not know the index.
   process_identity identity = this_process_host_and_pid();
   try {
     identity = this_process_identity();
   } catch (const process_identity_error&) {
     // checked by execute(): no path has a placeholder
   }
-  const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& shown) {
+  process_identity indexed = identity;  // %n only; the paths it gives are this process's own
+  indexed.process_index = index;
+  indexed.process_count = count;
+  const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& given) {
+    const std::string shown = expand_process_index(given, indexed);
     const std::string pattern = absolute_pattern(shown);
     to.push_back({kind, what, shown, output_path(shown, expand_output_path(pattern, identity), what), false, pattern});
   };
@@ -437,6 +444,19 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   return status;
 }
 
+/// `--processes N`: the program N times, one after another, process i writing its own profile (%n = i);
+/// stops at the first that exits non-zero, with its status.
+int run_processes(const report_settings& report, const std::vector<std::string>& program, std::uint64_t count) {
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const int status = run_program(report, program, i, count);
+    if (status != 0) {
+      if (count > 1) std::cerr << "regionprof run: process " << i << " of " << count << " exited with " << status << "\n";
+      return status;
+    }
+  }
+  return 0;
+}
+
 
 class run_command final : public command {
  public:
@@ -444,7 +464,14 @@ class run_command final : public command {
     declare_report_options(line, settings_);
     line.section("Runs and regions")
         .value("--warmup-runs", "N", "Discard the first N runs (default 0).",
-               [this](std::string_view setting, std::string_view n) { settings_.set_warmup_runs(setting, n); });
+               [this](std::string_view setting, std::string_view n) { settings_.set_warmup_runs(setting, n); })
+        .value("--processes", "N",
+               "Run the program N times, one after another, one profile each: every\n"
+               "output path needs %n (the process index, 0 to N - 1). A side for\n"
+               "'regionprof diff' (default 1).",
+               [this](std::string_view setting, std::string_view n) {
+                 processes_ = parse_count(setting, n, 1, 10'000);
+               });
     line.command("PROGRAM", "[ARGS...]", "PROGRAM to run", program_);
   }
 
@@ -468,6 +495,10 @@ Outputs: the JSON profile is always written (-o, default profile.json). When nei
 --markdown is given, the Markdown report is printed to standard output after the program has
 exited, so the program's own output comes first and stays intact. A one-line summary goes to
 standard error. Paths are relative to the directory regionprof was started in.
+
+--processes N runs the program N times, one after another, each its own profile: 'regionprof run
+--processes 3 -o a/prof-%n.json -- PROGRAM' writes a/prof-0.json ... a/prof-2.json, a side for
+'regionprof diff a b'. It stops at the first process that exits non-zero, with its status.
 
 Under a launcher (mpirun, srun, torchrun) every output path may hold %r (rank), %l (local rank),
 %h (host), %p (pid of the profiled program) and %% (a %): 'mpirun -np 4 regionprof run -o
@@ -521,14 +552,20 @@ Examples:
         throw usage_error("option " + std::string(flag) + ": " + e.what());
       }
     };
+    if (processes_) {
+      identity.process_index = 0;
+      identity.process_count = *processes_;
+    }
     check("-o", settings_.json_path.value_or("profile.json"));
     check("--markdown", settings_.markdown_path);
     check("--trace", settings_.trace_path);
-    return run_program(settings_, program_);
+    if (!processes_) return run_program(settings_, program_, std::nullopt, std::nullopt);
+    return run_processes(settings_, program_, *processes_);
   }
 
  private:
   report_settings settings_;
+  std::optional<std::uint64_t> processes_;
   std::vector<std::string> program_;
 };
 

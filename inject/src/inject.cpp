@@ -51,6 +51,7 @@
 #include "inject_settings.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/machine.hpp"
 #include "regionprof/output.hpp"
 #include "regionprof/process_identity.hpp"
 #include "regionprof/profile.hpp"
@@ -77,6 +78,7 @@ struct injected {
   settings config;
   std::unique_ptr<capture_session> capture;
   std::unique_ptr<device_session> device;
+  std::unique_ptr<machine_probe> machine;  // report `environment`: read at load, GPU clocks again at exit
   std::atomic<bool> device_started{false};  // InitializeInjection ran
   std::atomic<bool> device_ready{false};    // `device` is set (published after it)
   std::atomic<bool> written{false};         // the profile was written (or is being written)
@@ -256,8 +258,14 @@ void write_profile(int signal_number) noexcept {
     }
     t.target_type = "process";
     t.target_extra_json = boost::json::serialize(target);
+    std::optional<machine_environment> environment;
+    if (s.machine) {
+      if (!faulted) s.machine->end();  // NVML is not called after a fault
+      for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));
+      environment = s.machine->environment();
+    }
     const analysis_options& analysis = s.config.given.report.analysis;
-    const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}};
+    const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
     const Profile profile(std::move(t), analysis, context);
     std::ostringstream no_stdout;  // the library never writes to stdout
     write_outputs(s.config.outputs, profile_writers(profile, markdown_options{}), no_stdout,
@@ -306,6 +314,8 @@ bool start() noexcept {
   if (!claim_this_process(s.pid)) return false;
   try {
     s.config = read_settings();
+    s.machine = std::make_unique<machine_probe>();
+    s.machine->begin();  // the load average at the program's start, before it adds to it
     s.capture = std::make_unique<capture_session>();
   } catch (const std::exception& e) {
     complain(std::string("profiling is off in this process: ") + e.what());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "regionprof/clock.hpp"
+#include "regionprof/machine.hpp"
 #include "regionprof/process_identity.hpp"
 #include "regionprof/regions.hpp"
 
@@ -63,6 +64,7 @@ void check_options(const std::function<void()>& workload, const profile_options&
         "regionprof::profile: analysis.skip_runs is the harness's own (its internal warm-up run); "
         "leave it 0 and set warmup_runs instead");
   }
+  validate_stopping_options(options.stopping, "regionprof::profile");
   check_rule(options.analysis.run_marker, "run marker");
   for (const name_rule& rule : options.analysis.region_rules) check_rule(rule, "region rule");
   if (capture_session_active()) throw std::logic_error(overlapping_sessions);
@@ -88,10 +90,26 @@ void add_wall_clock_markers(trace& t, const std::vector<run_span>& spans) {
 
 }  // namespace
 
+void flush_caches(cpu_cache_flusher& cpu, device_session* device) noexcept {
+  static const nvtxStringHandle_t name = nvtxDomainRegisterStringA(detail::domain(), cache_flush_range_name);
+  const nvtxEventAttributes_t attributes = detail::registered_attributes(name);
+  nvtxDomainRangePushEx(detail::domain(), &attributes);
+  cpu.flush();
+  if (device != nullptr) device->flush_device_cache();
+  nvtxDomainRangePop(detail::domain());
+}
+
 Profile profile(const std::function<void()>& workload, const profile_options& options) {
   check_options(workload, options);
   const process_identity identity = identity_for(options);
   const std::optional<std::string> trace_file = expanded_trace_file(options, identity);
+
+  machine_probe machine(options.system_root);
+  machine.begin();  // the load average at start, before the warm-up runs add to it
+  std::optional<cpu_cache_flusher> cpu_flusher;
+  if (options.flush_cache) cpu_flusher.emplace(options.system_root);
+  std::optional<noise_stopper> stopper;
+  if (options.stopping.max_noise) stopper.emplace(options.stopping);
 
   for (std::size_t i = 0; i < options.warmup_runs; ++i) workload();
 
@@ -103,7 +121,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   capture_session capture(options.capture);  // throws if another session started meanwhile
 
   std::vector<run_span> spans;
-  spans.reserve(options.measured_runs + 1);
+  spans.reserve((stopper ? options.stopping.min_runs.value_or(default_min_runs) : options.measured_runs) + 1);
   bool device_started = false;
   try {
     if (device) {
@@ -111,7 +129,10 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
       device_started = true;
     }
     // Run 0 is the internal warm-up: recorded like the others, discarded by skip_runs.
-    for (std::size_t run = 0; run <= options.measured_runs; ++run) {
+    std::int64_t measuring_since = 0;  // the first measured run's flush (or start): max_time_s counts from it
+    for (std::size_t run = 0;; ++run) {
+      if (run == 1) measuring_since = monotonic_now_ns();
+      if (cpu_flusher) flush_caches(*cpu_flusher, device.get());
       if (device) device->synchronize();
       const std::int64_t start = monotonic_now_ns();
       {
@@ -119,7 +140,10 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
         workload();
       }
       if (device) device->synchronize();
-      spans.push_back({start, monotonic_now_ns()});
+      const std::int64_t end = monotonic_now_ns();
+      spans.push_back({start, end});
+      if (run == 0) continue;
+      if (stopper ? stopper->add_run(end - start, end - measuring_since) : run == options.measured_runs) break;
     }
   } catch (...) {
     if (device_started) {
@@ -136,6 +160,14 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   capture_result captured = capture.stop();
   trace t = std::move(captured.data);
   if (device) device->stop(t);
+  machine.end();  // the GPUs' clocks after the last run
+  for (warning& w : machine.warnings()) t.warnings.push_back(std::move(w));
+  const std::size_t measured_runs = spans.size() - 1;
+  std::optional<stopping_summary> stopping;
+  if (stopper) {
+    stopping = stopper->summary();
+    if (auto w = noise_target_warning(*stopping)) t.warnings.push_back(std::move(*w));
+  }
   t.target_type = options.target_type;
   t.target_extra_json = "{" + identity_json_members(identity) + "}";
   t.module_types = options.module_types;
@@ -156,14 +188,14 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
     analysis.run_marker = default_run_marker();
   }
 
-  const report_context context{options.warmup_runs, options.measured_runs, options.uses_inference_function, {},
-                               options.input, {}, {}};
+  const report_context context{options.warmup_runs, measured_runs, options.uses_inference_function, {},
+                               options.input, {}, {}, stopping, machine.environment()};
   Profile result(std::move(t), analysis, context);
   const std::size_t runs = result.result().runs.size();
-  if (runs != options.measured_runs) {
+  if (runs != measured_runs) {
     std::string message = "RUN_COUNT_MISMATCH: the run-marker rule '" + analysis.run_marker.pattern + "' found " +
                           std::to_string(runs) + " measured run(s) (after the internal warm-up run), but " +
-                          "measured_runs is " + std::to_string(options.measured_runs);
+                          "measured_runs is " + std::to_string(measured_runs);
     if (captured.stats.dropped_records == 0) {
       throw std::runtime_error("regionprof::profile: " + message +
                                ". The harness marks each call with 'regionprof.profiled_run' in domain "

@@ -45,8 +45,8 @@ def _point_nvtx_at_extension() -> None:
 _point_nvtx_at_extension()
 
 from regionprof._native import TraceError  # noqa: E402
-from regionprof._api import Profile, analyze, load, profile, region  # noqa: E402
-from regionprof.distributed import JobProfile, gather  # noqa: E402
+from regionprof._api import JobProfile, Profile, analyze, load, profile, region  # noqa: E402
+from regionprof.distributed import gather  # noqa: E402
 
 if TYPE_CHECKING:
     from regionprof import torch as torch

@@ -106,7 +106,7 @@ class Profile:
         except ImportError as e:
             raise ImportError("Profile.to_pandas() needs pandas: pip install pandas") from e
         data = self.data
-        if data.get("kind") == "regionprof_job":
+        if isinstance(self, JobProfile):
             rows = [{"rank": rank.get("rank"), **row} for rank in data.get("ranks", [])
                     for row in _TABLES[table](rank.get("profile", {}))]
         else:
@@ -114,8 +114,6 @@ class Profile:
         return pandas.DataFrame(rows)
 
     def __repr__(self) -> str:
-        if self.data.get("kind") == "regionprof_job":
-            return f"<regionprof.Profile job ranks={len(self.data.get('ranks', []))}>"
         runs = len(self.data.get("runs", []))
         return f"<regionprof.Profile runs={runs} regions={len(self.data.get('regions', []))}>"
 
@@ -178,39 +176,60 @@ _TABLES: Dict[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]] = {
     "key_averages": _key_averages_table}
 
 
-class _SavedJob:
-    """A saved job report read back: its text as saved, the Markdown rendered again by the job writer."""
+class JobProfile(Profile):
+    """A job report (``"kind": "regionprof_job"``, docs/report-schema.md "Job report"): every rank's
+    profile and the per-run, per-region statistics across ranks (``data["cross_rank"]``), from
+    ``regionprof.gather`` or ``regionprof.load`` of what ``regionprof merge`` wrote. Its tables
+    (``to_pandas``) have a ``rank`` column first.
 
-    def __init__(self, text: str, view: Any) -> None:
-        self._text = text
-        self._view = view
+    ```
+    job.data["cross_rank"]["runs"][0]["timing"]["cpu_time_us"]["slowest_rank"]
+    job.write_json("job.json")
+    ```
+    """
+
+    kind = "regionprof_job"
+
+    def __init__(self, native: "_native.NativeJob") -> None:
+        super().__init__(native, None)
+        self._json: Optional[str] = None
 
     def json(self) -> str:
-        return self._text
+        """The job report as JSON text (what ``regionprof merge -o`` writes)."""
+        if self._json is None:
+            self._json = self._native.json()
+        return self._json
 
-    def markdown(self, runs_detail: Optional[int]) -> str:
-        return self._view.markdown()
+    def markdown(self, runs_detail: Optional[int] = None) -> str:
+        """The job's Markdown view (``regionprof merge --markdown``): stragglers first. ``runs_detail``
+        is accepted for a Profile's signature; the job view details no single run."""
+        if runs_detail is not None:
+            _check_int("runs_detail", runs_detail)
+        return self._native.markdown()
 
     def html(self) -> str:
+        """One self-contained HTML page holding the job's Markdown view."""
         import html
 
-        return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>"
-                f"<body><pre>{html.escape(self._view.markdown())}</pre></body></html>")
+        return (
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>\n"
+            f"<body><pre>{html.escape(self.markdown())}</pre></body></html>\n"
+        )
 
-    def write_json(self, path: str) -> None:
-        try:
-            Path(path).write_text(self._text)
-        except OSError as e:
-            raise RuntimeError(f"cannot write {path}: {e.strerror}") from None
+    def write_trace(self, path: StrPath) -> Path:
+        """Writes the job's Chrome trace (``regionprof merge --trace``: one process per rank)."""
+        self._native.write_trace(os.fspath(_check_path("path", path)))
+        return Path(path).resolve()
 
-    def write_trace(self, path: str) -> None:
-        raise ValueError("a loaded job report has no trace: write_trace() needs a profile recorded in this process")
+    def __repr__(self) -> str:
+        return f"<regionprof.JobProfile ranks={self.data.get('rank_count')}>"
 
 
 def load(path: StrPath) -> Profile:
     """Reads a saved report back: a JSON report (``write_json``, ``regionprof run -o``, the reference
-    module's ``data``) or a job report (``regionprof merge``). The Profile's ``data`` is the document as
-    saved; ``markdown()`` and ``html()`` are rendered again by the writers that produced them. Raises
+    module's ``data``) or a job report (``regionprof merge``, ``regionprof.gather``: a JobProfile). The
+    file is read into the one result model and written again by the writers that produced it, so
+    ``json()`` is the file's text for a report regionprof wrote, and ``data`` the document. Raises
     TypeError for a path that is not a str or os.PathLike, OSError for a file that cannot be read,
     ValueError naming the file (and the key) for one that is not a report.
 
@@ -228,12 +247,7 @@ def load(path: StrPath) -> Profile:
     except ValueError as e:
         raise ValueError(f"{name}: invalid JSON: {e}") from None
     if isinstance(document, dict) and document.get("kind") == "regionprof_job":
-        ranks = document.get("ranks")
-        if not isinstance(ranks, list) or not ranks:
-            raise ValueError(f"{name}: ranks: expected a non-empty array of rank profiles")
-        texts = [(f"{name}: ranks[{i}].profile", json.dumps(rank.get("profile") if isinstance(rank, dict) else None))
-                 for i, rank in enumerate(ranks)]
-        return Profile(_SavedJob(text, _native.load_job(texts)), None)
+        return JobProfile(_native.read_job_text(text, name))
     return Profile(_native.read_profile_text(text, name), None)
 
 
@@ -247,6 +261,20 @@ def _check_int(name: str, value: Any, minimum: int = 0) -> None:
 def _check_bool(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, not {type(value).__name__} ({value!r})")
+
+
+def _stopping(*, max_noise: Any, min_runs: Any, max_runs: Any, min_time_s: Any, max_time_s: Any) -> Dict[str, Any]:
+    """The stopping options (docs/design.md, rule 16) for the native harness, their types checked; the
+    harness checks their values (ValueError naming the option)."""
+    for name, value in (("max_noise", max_noise), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"{name} must be a number or None, not {type(value).__name__} ({value!r})")
+    for name, value in (("min_runs", min_runs), ("max_runs", max_runs)):
+        if value is not None:
+            _check_int(name, value)
+    return {"max_noise": None if max_noise is None else float(max_noise), "min_runs": min_runs,
+            "max_runs": max_runs, "min_time_s": None if min_time_s is None else float(min_time_s),
+            "max_time_s": None if max_time_s is None else float(max_time_s)}
 
 
 def _check_path(name: str, value: Any) -> "os.PathLike[str] | str":
@@ -305,6 +333,8 @@ def _run_native(
     input_shape: Tuple[int, Sequence[str]] = (0, ()),
     uses_inference_function: bool = True,
     graph_attribution: str = "capture",
+    stopping: Optional[Dict[str, Any]] = None,
+    flush_cache: bool = False,
 ) -> Profile:
     """The one call into the native harness (shared by profile() and regionprof.torch.profile()).
     ``trace_file``: from _prepare_output; written after the report extras are added."""
@@ -329,6 +359,8 @@ def _run_native(
         list(input_shape[1]),
         uses_inference_function,
         graph_attribution,
+        flush_cache=flush_cache,
+        **(stopping or {}),
     )
     if target_kind or extra_warnings:
         native = _native.with_report_extras(native, target_kind, list(extra_warnings))
@@ -357,11 +389,25 @@ def profile(
     row_limit: int = 20,
     device_tracing: bool = True,
     graph_attribution: str = "capture",
+    max_noise: Optional[float] = None,
+    min_runs: Optional[int] = None,
+    max_runs: Optional[int] = None,
+    min_time_s: Optional[float] = None,
+    max_time_s: Optional[float] = None,
+    flush_cache: bool = False,
 ) -> Profile:
     """Profiles ``fn()`` with the native harness: ``warmup_runs`` unrecorded calls, one recorded
     warm-up that is discarded, then ``measured_runs`` calls, each inside the run marker
     ``regionprof.profiled_run``. Every NVTX range of the process is recorded; device time comes from
     CUPTI when CUDA is present.
+
+    Stop on noise (docs/design.md, rule 16): with ``max_noise`` (relative, 0.01 = 1 %) measured runs go
+    on until the noise of the run's wall time (the relative half-width of the 95 % confidence interval
+    of its median) is at most ``max_noise`` with ``min_runs`` (10) and ``min_time_s`` (0) met, or
+    ``max_runs`` (10000) or ``max_time_s`` (15) is reached; ``measured_runs`` is then ignored and the
+    report has ``stopping`` (``NOISE_TARGET_NOT_MET`` at a maximum). ``flush_cache``: cold runs, the CPU's
+    last-level cache (and with CUDA the device's L2) written over before every measured run, outside
+    its time. The report's ``environment`` records the machine.
 
     ``regions``: rules in the CLI's ``REGEX=KIND`` form; given rules replace the default ones
     (prefixes ``aot_module:``, ``untuned_module:`` and ``region:``, the last being what
@@ -381,7 +427,9 @@ def profile(
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
     _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
-                   cross_thread=cross_thread, device_tracing=device_tracing)
+                   cross_thread=cross_thread, device_tracing=device_tracing, flush_cache=flush_cache)
+    stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
+                         max_time_s=max_time_s)
     return _run_native(
         fn,
         warmup_runs=warmup_runs,
@@ -394,6 +442,8 @@ def profile(
         target_type="callable",
         uses_inference_function=True,
         graph_attribution=graph_attribution,
+        stopping=stopping,
+        flush_cache=flush_cache,
     )
 
 

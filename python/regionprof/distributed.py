@@ -21,72 +21,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from regionprof import _native
+from regionprof._api import JobProfile
 
 #: The launchers' variables for the local rank (torchrun's first), as the core reads them.
 _LOCAL_RANK_VARIABLES = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
-
-
-class JobProfile:
-    """A job report (``"kind": "regionprof_job"``, docs/report-schema.md "Job report"): every rank's
-    profile and the per-run, per-region statistics across ranks (``data["cross_rank"]``).
-
-    ```
-    job.data["cross_rank"]["runs"][0]["timing"]["cpu_time_us"]["slowest_rank"]
-    job.write_json("job.json")
-    ```
-    """
-
-    kind = "regionprof_job"
-
-    def __init__(self, native: "_native.NativeJob") -> None:
-        self._native = native
-        self._json: Optional[str] = None
-        self._data: Optional[Dict[str, Any]] = None
-
-    def json(self) -> str:
-        """The job report as JSON text (what ``regionprof merge -o`` writes)."""
-        if self._json is None:
-            self._json = self._native.json()
-        return self._json
-
-    @property
-    def data(self) -> Dict[str, Any]:
-        """The job report as a dict; parsed once."""
-        if self._data is None:
-            self._data = json.loads(self.json())
-        return self._data
-
-    def markdown(self) -> str:
-        """The job's Markdown view (``regionprof merge --markdown``): stragglers first."""
-        return self._native.markdown()
-
-    def html(self) -> str:
-        """One self-contained HTML page holding the job's Markdown view."""
-        import html
-
-        return (
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>\n"
-            f"<body><pre>{html.escape(self.markdown())}</pre></body></html>\n"
-        )
-
-    def write_json(self, path: "str | os.PathLike[str]") -> Path:
-        """Writes the job report to ``path``; returns the resolved path."""
-        target = Path(path)
-        target.write_text(self.json(), encoding="utf-8")
-        return target.resolve()
-
-    def write_trace(self, path: "str | os.PathLike[str]") -> Path:
-        """Writes the job's Chrome trace (``regionprof merge --trace``: one process per rank)."""
-        target = Path(path)
-        target.write_text(self._native.chrome_trace(), encoding="utf-8")
-        return target.resolve()
-
-    def __repr__(self) -> str:
-        return f"<regionprof.JobProfile ranks={self.data.get('rank_count')}>"
 
 
 def _profile_text(profile: Any) -> str:

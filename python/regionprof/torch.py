@@ -21,7 +21,7 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
     ) from _error
 
 from regionprof import _native
-from regionprof._api import Profile, StrPath, _check_options, _prepare_output, _run_native
+from regionprof._api import Profile, StrPath, _check_options, _prepare_output, _run_native, _stopping
 
 __all__ = ["profile", "discover", "ModuleRegion"]
 
@@ -390,6 +390,12 @@ def profile(
     cross_thread: bool = False,
     row_limit: int = 20,
     graph_attribution: str = "capture",
+    max_noise: Optional[float] = None,
+    min_runs: Optional[int] = None,
+    max_runs: Optional[int] = None,
+    min_time_s: Optional[float] = None,
+    max_time_s: Optional[float] = None,
+    flush_cache: bool = False,
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
 
@@ -407,7 +413,9 @@ def profile(
     the process are recorded too. The region wrappers are removed afterwards, also when the workload
     raises (the exception propagates). ``trace_file``: also write the Chrome trace there (its directory
     is created, and the file is checked writable before the first run; nothing is written by default).
-    ``cross_thread``, ``row_limit``, ``device_tracing``: as for :func:`regionprof.profile`.
+    ``cross_thread``, ``row_limit``, ``device_tracing``, and stopping on noise (``max_noise``,
+    ``min_runs``, ``max_runs``, ``min_time_s``, ``max_time_s``) and cold runs (``flush_cache``): as for
+    :func:`regionprof.profile`.
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -420,7 +428,10 @@ def profile(
     ```
     """
     _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
-                   every_level=every_level, device_tracing=device_tracing, cross_thread=cross_thread)
+                   every_level=every_level, device_tracing=device_tracing, cross_thread=cross_thread,
+                   flush_cache=flush_cache)
+    stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
+                         max_time_s=max_time_s)
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
     args, kwargs = _split_input(input_data)
@@ -463,6 +474,8 @@ def profile(
             module_types=instrumentation.module_types,
             input_shape=(len(args), tuple(kwargs)),
             uses_inference_function=inference_function is not None,
+            stopping=stopping,
+            flush_cache=flush_cache,
         )
     finally:
         instrumentation.remove()

@@ -1,5 +1,6 @@
-// regionprof._native's job API: rank profiles (their JSON text, as gathered over torch.distributed)
-// joined into one job report by the core's merge_ranks, the same join as `regionprof merge`.
+// regionprof._native's job API: one NativeJob (the core's job_report) made either by joining rank
+// profiles (their JSON texts, as gathered over torch.distributed) with merge_ranks, the join of
+// `regionprof merge`, or by reading a saved job report back (read_job_text: the same join again).
 #include "job.hpp"
 
 #include <nanobind/stl/string.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "regionprof/job.hpp"
+#include "regionprof/output.hpp"
 #include "regionprof/profile.hpp"
 #include "regionprof/profile_reader.hpp"
 
@@ -26,13 +28,19 @@ regionprof::job_report merge_profile_texts(const std::vector<std::string>& texts
   if (texts.size() != names.size()) throw std::invalid_argument("merge_profiles: one name per profile");
   std::vector<regionprof::named_profile> profiles;
   profiles.reserve(texts.size());
-  {
-    nb::gil_scoped_release unlocked;  // parsing and merging touch no Python object
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      profiles.push_back({names[i], regionprof::read_profile_text(texts[i], names[i])});
-    }
-    return regionprof::merge_ranks(std::move(profiles));
+  nb::gil_scoped_release unlocked;  // parsing and merging touch no Python object
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    profiles.push_back({names[i], regionprof::read_profile_text(texts[i], names[i])});
   }
+  return regionprof::merge_ranks(std::move(profiles));
+}
+
+/// `format` of the job to `path`, atomically (regionprof/output.hpp); output_error is a RuntimeError.
+void write_job(const regionprof::job_report& job, regionprof::output_format format, const std::string& path) {
+  regionprof::output_set outputs;
+  outputs.add(format, path);
+  std::ostringstream no_stdout;  // the set sends nothing there
+  regionprof::write_outputs(outputs, regionprof::job_writers(job), no_stdout);
 }
 
 }  // namespace
@@ -48,8 +56,29 @@ void define_job_api(nb::module_& m) {
             regionprof::write_job_trace(job, out);
             return out.str();
           },
-          "The job's Chrome trace (one process per rank) as text.");
+          "The job's Chrome trace (one process per rank) as text.")
+      .def(
+          "write_json",
+          [](const regionprof::job_report& job, const std::string& path) {
+            write_job(job, regionprof::output_format::json, path);
+          },
+          nb::arg("path"), "Writes the job report to `path` (atomically); RuntimeError naming it.")
+      .def(
+          "write_trace",
+          [](const regionprof::job_report& job, const std::string& path) {
+            write_job(job, regionprof::output_format::chrome_trace, path);
+          },
+          nb::arg("path"), "Writes the job's Chrome trace to `path` (atomically); RuntimeError naming it.");
   m.def("merge_profiles", &merge_profile_texts, nb::arg("texts"), nb::arg("names"),
         "Joins rank profiles (JSON texts; names[i] names texts[i] in messages) into a job report, as "
         "`regionprof merge` does. Raises ValueError for no profile, RuntimeError naming a bad one.");
+  m.def(
+      "read_job_text",
+      [](const std::string& text, const std::string& name) {
+        nb::gil_scoped_release unlocked;
+        return regionprof::read_job_text(text, name);
+      },
+      nb::arg("text"), nb::arg("name") = "<memory>",
+      "Reads a saved job report (kind regionprof_job) back; `name` stands for the file in messages. "
+      "Raises ProfileReadError (a ValueError) naming the file and the key.");
 }

@@ -1,9 +1,9 @@
-// regionprof._native's job API (job.cpp): merge_profiles and the NativeJob it returns.
+// regionprof._native's job API (job.cpp): NativeJob, made by merge_profiles or read_job_text.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
-/// Adds merge_profiles and NativeJob to the module.
+/// Adds NativeJob, merge_profiles and read_job_text to the module.
 ///
 /// ```
 /// NB_MODULE(_native, m) { define_job_api(m); }

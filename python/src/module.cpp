@@ -34,7 +34,6 @@
 #include "regionprof/regions.hpp"
 #include "profile_extras.hpp"
 #include "region_wrapper.hpp"
-#include "saved_views.hpp"
 
 namespace nb = nanobind;
 
@@ -72,7 +71,10 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
                                 std::size_t row_limit, bool device_tracing, std::string target_type,
                                 std::map<std::string, std::string> module_types, std::size_t args_count,
                                 std::vector<std::string> kwargs, bool uses_inference_function,
-                                const std::string& graph_attribution) {
+                                const std::string& graph_attribution, std::optional<double> max_noise,
+                                std::optional<std::size_t> min_runs, std::optional<std::size_t> max_runs,
+                                std::optional<double> min_time_s, std::optional<double> max_time_s,
+                                bool flush_cache) {
   regionprof::profile_options options;
   options.warmup_runs = warmup_runs;
   options.measured_runs = measured_runs;
@@ -86,6 +88,8 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
   options.module_types = std::move(module_types);
   options.uses_inference_function = uses_inference_function;
   options.input = {args_count, std::move(kwargs)};
+  options.stopping = {max_noise, min_runs, max_runs, min_time_s, max_time_s};  // docs/design.md, rule 16
+  options.flush_cache = flush_cache;
   return regionprof::profile([&workload] { workload(); }, options);
 }
 
@@ -137,6 +141,9 @@ NB_MODULE(_native, m) {
         nb::arg("trace_file").none(), nb::arg("regions").none(), nb::arg("cross_thread"), nb::arg("row_limit"),
         nb::arg("device_tracing"), nb::arg("target_type"), nb::arg("module_types"), nb::arg("args_count"),
         nb::arg("kwargs"), nb::arg("uses_inference_function"), nb::arg("graph_attribution"),
+        nb::arg("max_noise").none() = nb::none(), nb::arg("min_runs").none() = nb::none(),
+        nb::arg("max_runs").none() = nb::none(), nb::arg("min_time_s").none() = nb::none(),
+        nb::arg("max_time_s").none() = nb::none(), nb::arg("flush_cache") = false,
         "regionprof::profile over a Python callable (called with no arguments, GIL held).");
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
         nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("skip_runs") = 0, nb::arg("graph_attribution") = "capture",
@@ -172,7 +179,6 @@ NB_MODULE(_native, m) {
         "Declares work for the innermost regionprof range open on this thread (docs/design.md, rule 18).");
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
-  regionprof::python::add_saved_views(m);
 
   m.attr("__version__") = REGIONPROF_VERSION;  // CMakeLists.txt's project(VERSION), as in every report
   define_job_api(m);

@@ -142,6 +142,32 @@ def test_graph_attribution_takes_capture_or_launch() -> None:
         regionprof.analyze("missing.json", graph_attribution="")
 
 
+def test_stop_on_noise_and_cold_runs() -> None:
+    # A huge max_noise is met as soon as min_runs runs give a defined noise (6 or more).
+    p = regionprof.profile(lambda: sum(range(100)), warmup_runs=0, max_noise=1e9, min_runs=7, flush_cache=True)
+    assert len(p.data["runs"]) == 7
+    assert p.data["config"]["measured_runs"] == 7
+    stopping = p.data["stopping"]
+    assert (stopping["criterion"], stopping["runs"], stopping["target"], stopping["reason"]) == \
+        ("median_ci95", 7, 1e9, "noise_reached")
+    # 3 runs give no defined noise: stopped at max_runs, NOISE_TARGET_NOT_MET, no noise key.
+    q = regionprof.profile(lambda: None, warmup_runs=0, max_noise=0.0, min_runs=1, max_runs=3)
+    assert q.data["stopping"]["reason"] == "max_runs" and "noise" not in q.data["stopping"]
+    assert "NOISE_TARGET_NOT_MET" in [w["code"] for w in q.data["warnings"]]
+    assert "stopping" not in regionprof.profile(lambda: None, measured_runs=2).data
+    with pytest.raises(ValueError, match="min_runs, max_runs, min_time_s and max_time_s apply only with max_noise"):
+        regionprof.profile(lambda: None, max_runs=5)
+    with pytest.raises(ValueError, match="max_noise must be a finite number >= 0"):
+        regionprof.profile(lambda: None, max_noise=-1.0)
+
+
+def test_every_profile_records_the_machine() -> None:
+    env = regionprof.profile(lambda: None, measured_runs=1).data["environment"]
+    assert env["cpu_count"] >= 1
+    assert len(env["load_average"]) == 3
+    assert env["memory_total_bytes"] > 0
+
+
 def test_nvtx_package_ranges_are_recorded() -> None:
     def step() -> None:
         with nvtx.annotate("nvtx_pkg_range"):
@@ -266,6 +292,9 @@ def test_profile_round_trip_through_its_own_trace(tmp_path: Path) -> None:
     (lambda: regionprof.analyze(None), TypeError, r"^trace must be a str"),
     (lambda: regionprof.profile(lambda: None).markdown(runs_detail=1.0), TypeError, r"^runs_detail must be an int"),
     (lambda: regionprof.region(3), TypeError, r"^name must be a str, not int"),
+    (lambda: regionprof.profile(lambda: None, max_noise="1%"), TypeError, r"^max_noise must be a number or None"),
+    (lambda: regionprof.profile(lambda: None, max_noise=0.1, max_runs=2.5), TypeError, r"^max_runs must be an int"),
+    (lambda: regionprof.profile(lambda: None, flush_cache=1), TypeError, r"^flush_cache must be a bool"),
 ])
 def test_wrong_types_and_values_name_the_parameter(call, error, message) -> None:
     with pytest.raises(error, match=message) as caught:

@@ -71,13 +71,38 @@ def test_load_a_job_report(saved: tuple, tmp_path: Path) -> None:
     assert q.data["kind"] == "regionprof_job"
     assert "## Stragglers" in q.markdown()
     assert "Stragglers" in q.html()
-    with pytest.raises(ValueError, match="no trace"):
-        q.write_trace(tmp_path / "job.trace.json")
+    assert isinstance(q, regionprof.JobProfile) and isinstance(q, regionprof.Profile)
+    # The job's trace is drawn from the rank profiles (one process per rank), so a loaded job has one.
+    trace = json.loads(q.write_trace(tmp_path / "job.trace.json").read_text())
+    assert {e["pid"] for e in trace["traceEvents"] if e.get("ph") == "X"} == {0, 1}
     pandas = pytest.importorskip("pandas")
     df = q.to_pandas("regions")
     assert list(df.columns[:3]) == ["rank", "run_index", "region_id"]
     assert len(df) == 2 * len(p.to_pandas("regions"))
     assert isinstance(df, pandas.DataFrame)
+
+
+def test_a_merged_job_reads_back_byte_for_byte(saved: tuple, tmp_path: Path) -> None:
+    """What regionprof.gather and `regionprof merge` write, loaded: the same job, written the same."""
+    p, _ = saved
+    job = regionprof.distributed.merge_texts([p.json(), p.json()], ["r0.json", "r1.json"])
+    path = job.write_json(tmp_path / "job.json")
+    q = regionprof.load(path)
+    assert type(q) is regionprof.JobProfile
+    assert q.json() == path.read_text()
+    assert q.markdown() == job.markdown()
+    assert q.data["warnings"][0]["code"] == "RANK_MISMATCH"  # neither profile names its rank
+    assert [r["file"] for r in q.data["ranks"]] == ["r0.json", "r1.json"]
+
+
+def test_a_job_with_a_bad_rank_names_the_key(saved: tuple, tmp_path: Path) -> None:
+    p, _ = saved
+    job = json.loads(regionprof.distributed.merge_texts([p.json()], ["r0.json"]).json())
+    del job["ranks"][0]["profile"]["runs"]
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job))
+    with pytest.raises(ValueError, match=r"job\.json: ranks\[0\]\.profile\.runs: required key missing"):
+        regionprof.load(path)
 
 
 def test_to_pandas_tables(saved: tuple) -> None:

@@ -370,3 +370,14 @@ def test_own_trace_reads_back_to_the_same_runs(net: Net, tmp_path: Path) -> None
     assert [r["id"] for r in q.data["regions"]] == region_ids(p)
     for mine, back in zip(p.data["runs"], q.data["runs"]):
         assert run_calls(p, mine["run_index"]) == run_calls(q, back["run_index"])
+
+
+def test_torch_profile_stops_on_noise_with_cold_runs() -> None:
+    # A huge max_noise is met once min_runs runs give a defined noise (6 or more): exactly min_runs runs.
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+    p = rtorch.profile(model, torch.randn(4, 16), warmup_runs=0, max_noise=1e9, min_runs=6, flush_cache=True)
+    assert len(p.data["runs"]) == 6
+    assert p.data["stopping"]["reason"] == "noise_reached" and p.data["stopping"]["runs"] == 6
+    assert p.data["environment"]["cpu_count"] >= 1
+    with pytest.raises(ValueError, match="apply only with max_noise"):
+        rtorch.profile(model, torch.randn(4, 16), min_runs=3)

@@ -13,6 +13,7 @@
 
 namespace json = boost::json;
 using regionprof::benchmark::batch_size;
+using regionprof::benchmark::profile_path;
 using regionprof::benchmark::sanitize_file_name;
 
 BOOST_AUTO_TEST_SUITE(benchmark_helper)
@@ -32,6 +33,37 @@ BOOST_AUTO_TEST_CASE(file_names) {
   BOOST_TEST(sanitize_file_name("") == "benchmark");
   BOOST_TEST(sanitize_file_name("..") == "benchmark");
   BOOST_TEST(sanitize_file_name("a b\xc3\xa9") == "a_b__");
+}
+
+BOOST_AUTO_TEST_CASE(profile_paths) {
+  BOOST_TEST(profile_path("base", "BM_Parse/64", std::nullopt) == "base/BM_Parse_64.json");
+  BOOST_TEST(profile_path("base", "BM_Parse/64", 2) == "base/BM_Parse_64/prof-2.json");  // a diff side
+}
+
+BOOST_AUTO_TEST_CASE(process_indices_make_a_side_per_benchmark) {
+  // REGIONPROF_BENCHMARK_PROCESS=i for run i of the suite: <dir>/<benchmark>/prof-i.json, one side.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("regionprof_benchmark_sides_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  for (const char* index : {"0", "1"}) {
+    const regionprof::test::child_result run = regionprof::test::run_child(
+        {BENCHMARK_SUITE, "--benchmark_filter=BM_SortAndDedup", "--benchmark_min_time=0.01"},
+        {.env = {"REGIONPROF_BENCHMARK_DIR=" + dir.string(), std::string("REGIONPROF_BENCHMARK_PROCESS=") + index}});
+    BOOST_TEST_REQUIRE(run.status == 0, run.err);
+  }
+  for (const char* name : {"prof-0.json", "prof-1.json"}) {
+    const std::filesystem::path profile = dir / "BM_SortAndDedup" / name;
+    BOOST_TEST_REQUIRE(std::filesystem::exists(profile), profile);
+    BOOST_TEST(regionprof::read_profile(profile.string()).result().regions.size() == 2u);
+  }
+  BOOST_TEST(!std::filesystem::exists(dir / "BM_SortAndDedup.json"));
+  // Not a number: the benchmark is skipped with a line naming the variable.
+  const regionprof::test::child_result bad = regionprof::test::run_child(
+      {BENCHMARK_SUITE, "--benchmark_filter=BM_SortAndDedup", "--benchmark_min_time=0.01"},
+      {.env = {"REGIONPROF_BENCHMARK_DIR=" + dir.string(), "REGIONPROF_BENCHMARK_PROCESS=x"}});
+  BOOST_TEST((bad.out + bad.err).find("REGIONPROF_BENCHMARK_PROCESS='x' is not a whole number") != std::string::npos,
+             bad.out << bad.err);
+  std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
@@ -121,6 +153,40 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
   BOOST_TEST_REQUIRE(console.status == 0);
   const std::string& text = console.out;
   BOOST_TEST(text.find("untuned_module:sort_cpu_us=") != std::string::npos, text);
+  std::filesystem::remove_all(dir);
+}
+
+// Cold runs in a Google Benchmark loop run in this process: 6 iterations in batches of 2 are 3 runs, so
+// 3 flushes, each before its run opened; the profile records the machine.
+BOOST_AUTO_TEST_CASE(flush_cache_flushes_once_per_run) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("regionprof_benchmark_cold_" + std::to_string(::getpid()));
+  std::uint64_t flushes = 0;
+  std::uint64_t flushes_at_run_start = 0;  // summed over runs: 1 + 2 + 3 when each flush precedes its run
+  ::benchmark::RegisterBenchmark("BM_Cold", [&](::benchmark::State& state) {
+    regionprof::benchmark::recorder_options options;
+    options.batch = 2;
+    options.flush_cache = true;
+    options.device_tracing = false;
+    options.directory = dir.string();
+    regionprof::benchmark::recorder recorder(state, "BM_Cold", options);
+    std::size_t iteration = 0;
+    for (auto _ : state) {
+      const auto scope = recorder.iteration();
+      if (iteration++ % 2 == 0) flushes_at_run_start += recorder.flushes();
+    }
+    flushes = recorder.flushes();
+  })->Iterations(6);
+  struct quiet final : ::benchmark::BenchmarkReporter {
+    bool ReportContext(const Context&) override { return true; }
+    void ReportRuns(const std::vector<Run>&) override {}
+  } reporter;
+  ::benchmark::RunSpecifiedBenchmarks(&reporter);
+  BOOST_TEST(flushes == 3u);
+  BOOST_TEST(flushes_at_run_start == 1u + 2u + 3u);
+  const regionprof::Profile saved = regionprof::read_profile((dir / "BM_Cold.json").string());
+  BOOST_TEST(saved.result().runs.size() == 3u);
+  BOOST_TEST(saved.context().environment.has_value());
   std::filesystem::remove_all(dir);
 }
 

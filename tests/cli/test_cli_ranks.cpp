@@ -125,6 +125,20 @@ BOOST_AUTO_TEST_CASE(merge_joins_saved_profiles) {
   const json::object job = json::parse(cli_test::read_file(job_path)).as_object();
   BOOST_TEST(job.at("ranks").as_array().size() == 2u);
   BOOST_TEST(job.at("ranks").at(1).at("file").as_string() == p1);
+  // The job report reads back (read_saved_report): `report` renders the Markdown `merge` printed.
+  const cli_test::cli_result rendered = cli_test::run_cli({"report", job_path});
+  BOOST_TEST(rendered.exit_code == 0, rendered.err);
+  BOOST_TEST(rendered.out == md.out);
+  const cli_test::cli_result as_table = cli_test::run_cli({"report", "--format", "table", job_path});
+  BOOST_TEST(as_table.exit_code == 1);
+  BOOST_TEST(as_table.err == "regionprof report: " + job_path + " is a job report: it renders as Markdown "
+                             "(--format markdown); --format table and html render one profile, e.g. a rank's own\n",
+             as_table.err);
+  // A job report where a rank's profile is expected: one line that says what it is.
+  const cli_test::cli_result job_as_rank = cli_test::run_cli({"merge", p0, job_path});
+  BOOST_TEST(job_as_rank.exit_code == 1);
+  BOOST_TEST(contains(job_as_rank.err, job_path + ": a job report (kind regionprof_job), not a profile"),
+             job_as_rank.err);
 
   const cli_test::cli_result none = cli_test::run_cli({"merge"});
   BOOST_TEST(none.exit_code == 2);

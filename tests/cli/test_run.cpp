@@ -105,6 +105,62 @@ BOOST_AUTO_TEST_CASE(nvtx_app_is_attributed_from_outside) {
   BOOST_TEST(has(warning_codes(profile), "DEVICE_TRACING_UNAVAILABLE"));  // nvtx_app never initialises CUDA
 }
 
+// Report `environment`: this machine as the injected library read it when the program started.
+BOOST_AUTO_TEST_CASE(the_profile_records_the_machine) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  const outcome run = regionprof_run(dir.path, {"--run-marker", "step", "-o", "p.json", NVTX_APP});
+  BOOST_TEST(run.status == 0);
+  const json::object profile = load_profile(dir.path / "p.json");
+  BOOST_REQUIRE(profile.contains("environment"));
+  const json::object& env = profile.at("environment").as_object();
+  BOOST_TEST(env.at("cpu_count").to_number<long>() == ::sysconf(_SC_NPROCESSORS_ONLN));
+  BOOST_TEST(env.at("load_average").as_array().size() == 3u);
+  BOOST_TEST(env.at("memory_total_bytes").to_number<std::uint64_t>() > 0u);
+  BOOST_TEST(!profile.contains("stopping"));  // the program decides its runs
+  const double load = number(env.at("load_average").as_array()[0]);
+  const bool loaded = load > static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+  BOOST_TEST(has(warning_codes(profile), "MACHINE_LOADED") == loaded);
+}
+
+// --processes N: N processes, one profile each (%n), a side for `regionprof diff`.
+BOOST_AUTO_TEST_CASE(processes_write_one_profile_each) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  fs::create_directory(dir.path / "a");
+  const outcome run = regionprof_run(dir.path, {"--processes", "3", "--run-marker", "step", "--region",
+                                                "layer_(.*)=layer", "-o", "a/prof-%n.json", "--", NVTX_APP});
+  BOOST_TEST(run.status == 0);
+  BOOST_TEST(run.out.empty());
+  std::vector<std::int64_t> pids;
+  for (const char* name : {"prof-0.json", "prof-1.json", "prof-2.json"}) {
+    const json::object profile = load_profile(dir.path / "a" / name);
+    BOOST_TEST(profile.at("runs").as_array().size() == 5u);
+    pids.push_back(profile.at("target").at("pid").to_number<std::int64_t>());
+    BOOST_TEST(contains(run.err, std::string("regionprof: wrote a/") + name), run.err);
+  }
+  BOOST_TEST(pids[0] != pids[1]);  // three processes
+  BOOST_TEST(pids[1] != pids[2]);
+  BOOST_TEST(!fs::exists(dir.path / "a" / "prof-3.json"));
+  // The directory is a side: 3 against 3 processes, the per-process test, no ONE_PROCESS_PER_SIDE.
+  const regionprof::test::child_result diff =
+      regionprof::test::run_child({REGIONPROF_CLI, "diff", "-o", "d.json", "a", "a"}, {.dir = dir.path});
+  BOOST_TEST(diff.status == 0, diff.err);
+  const json::object d = load_profile(dir.path / "d.json");
+  BOOST_TEST(d.at("test").as_string() == "welch_t_log_process_medians");
+  BOOST_TEST(d.at("a").at("processes").to_number<int>() == 3);
+  BOOST_TEST(d.at("warnings").as_array().empty());
+  // Without %n every process would write one file: a usage error, nothing runs.
+  const outcome one_file = regionprof_run(dir.path, {"--processes", "2", "-o", "p.json", "--", NVTX_APP});
+  BOOST_TEST(one_file.status == 2);
+  BOOST_TEST(contains(one_file.err, "2 processes would all write this one file; add %n"), one_file.err);
+  BOOST_TEST(!fs::exists(dir.path / "p.json"));
+  BOOST_TEST(regionprof_run(dir.path, {"--processes", "0", "-o", "p-%n.json", "--", NVTX_APP}).status == 2);
+  // A failing process stops the series with its status.
+  const outcome failing = regionprof_run(dir.path, {"--processes", "3", "-o", "f-%n.json", "--", RUN_CHILD, "exit", "7"});
+  BOOST_TEST(failing.status == 7);
+  BOOST_TEST(contains(failing.err, "process 0 of 3 exited with 7"), failing.err);
+  BOOST_TEST(!fs::exists(dir.path / "f-1.json"));
+}
+
 BOOST_AUTO_TEST_CASE(warmup_runs_are_discarded) {
   cli_test::scratch_dir dir{"regionprof-run"};
   const outcome run = regionprof_run(

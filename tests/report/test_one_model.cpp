@@ -4,6 +4,7 @@
 // ones (JSON, Markdown, Chrome trace). On the shared real traces (REGIONPROF_TRACES_DIR; skipped
 // without it) and the hand-made test traces (tests/support).
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <sstream>
 #include <string>
@@ -32,6 +33,19 @@ report_context full_context() {
   context.uses_inference_function = true;
   context.created_at = "2024-05-01T12:34:56Z";
   context.input = {3, {"batch", "mask"}};
+  context.stopping = stopping_summary{"median_ci95", 12, 0.012345678901234568, 0.01, stop_reason::max_runs};
+  machine_environment env;
+  env.cpu_model = "Fake CPU @ 3.00GHz";
+  env.cpu_count = 16;
+  env.load_average = std::array<double, 3>{0.1, 17.25, 3.0};
+  env.memory_total_bytes = 68719476736u;
+  env.memory_available_bytes = 1234567168u;
+  env.cpu_governor = "powersave";
+  env.cpu_last_level_cache_bytes = 33554432u;
+  env.gpus.push_back({0, "NVIDIA H200", gpu_clock_state{1980, 3201, {"gpu_idle"}},
+                      gpu_clock_state{1755, 3201, {"sw_power_cap", "hw_thermal_slowdown"}}});
+  env.gpus.push_back({1, "NVIDIA H200", gpu_clock_state{1980, 3201, {}}, std::nullopt});
+  context.environment = std::move(env);
   return context;
 }
 
@@ -84,6 +98,14 @@ void check_job(std::vector<named_profile> live) {
   check_same("job JSON", job_to_json(live_job), job_to_json(saved_job));
   check_same("job Markdown", job_to_markdown(live_job), job_to_markdown(saved_job));
   check_same("job trace", job_trace_text(live_job), job_trace_text(saved_job));
+  // The job report itself read back (read_job_text) is the same job: written again byte for byte.
+  const std::string live_json = job_to_json(live_job);
+  const job_report read_back = read_job_text(live_json, "job.json");
+  BOOST_TEST(read_back.created_at == live_job.created_at);
+  BOOST_TEST(read_back.warnings.size() == live_job.warnings.size());
+  check_same("job JSON read back", live_json, job_to_json(read_back));
+  check_same("job Markdown read back", job_to_markdown(live_job), job_to_markdown(read_back));
+  check_same("job trace read back", job_trace_text(live_job), job_trace_text(read_back));
 }
 
 analysis_options real_trace_options(const std::string& run_marker, const std::vector<std::string>& regions) {
@@ -179,6 +201,43 @@ BOOST_AUTO_TEST_CASE(job_of_test_traces_is_the_same_from_read_back_profiles) {
   }
   BOOST_TEST_REQUIRE(ranks.size() > 3u);
   check_job(std::move(ranks));
+}
+
+BOOST_AUTO_TEST_CASE(job_of_unranked_profiles_reads_back_with_its_rank_mismatch) {
+  // No profile names its rank: ranks are file order, with RANK_MISMATCH; reading back must not renumber.
+  std::vector<named_profile> ranks;
+  const auto& traces = test::test_traces();
+  for (std::size_t i = 0; i < 3; ++i) {
+    ranks.push_back({"r" + std::to_string(i) + ".json", Profile(traces[i].value, traces[i].options, full_context())});
+  }
+  ranks[1].profile = Profile(test::random_trace(7), analysis_options{}, full_context());
+  check_job(std::move(ranks));
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_job_report_names_the_file_and_the_key) {
+  const auto message = [](const std::string& text) {
+    try {
+      read_job_text(text, "job.json");
+    } catch (const profile_read_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  BOOST_TEST(message("[]") == "job.json: not a regionprof job report (not an object)");
+  BOOST_TEST(message(R"({"schema_version":1,"runs":[]})") ==
+             "job.json: not a regionprof job report (no \"kind\": \"regionprof_job\")");
+  BOOST_TEST(message(R"({"kind":"regionprof_job","schema_version":2,"ranks":[]})") ==
+             "job.json: schema_version: expected 1 (the job report schema this reader reads)");
+  BOOST_TEST(message(R"({"kind":"regionprof_job","schema_version":1,"ranks":[]})") ==
+             "job.json: ranks: expected a non-empty array of rank profiles");
+  BOOST_TEST(message(R"({"kind":"regionprof_job","schema_version":1,"ranks":[{"file":"a.json"}]})") ==
+             "job.json: ranks[0].profile: required key missing");
+  BOOST_TEST(message(R"({"kind":"regionprof_job","schema_version":1,"ranks":[{"profile":{"schema_version":1}}]})") ==
+             "job.json: ranks[0].profile.runs: required key missing");
+  BOOST_TEST(message(R"({"kind":"regionprof_job","schema_version":1,"ranks":[{"profile":{"schema_version":1,)"
+                     R"("runs":[{"run_index":0,"timing":{"wall_time_us":1.5,"cpu_time_us":"x"}}]}}]})") ==
+             "job.json: ranks[0].profile.runs[0].timing.cpu_time_us: expected a number (microseconds), found a string");
+  BOOST_TEST(message(R"({"kind":"regionprof_job")").starts_with("job.json: invalid JSON at line 1"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

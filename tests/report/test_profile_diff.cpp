@@ -73,11 +73,24 @@ profile_diff tree_diff_of_two_profiles() {
 
 const diff_entry& region_cpu(const profile_diff& diff) { return diff.regions.at(0).domains.at(0); }
 
+/// One side: per process, a profile of r:x with runs {m - 1, m, m + 1} (median m, run totals m + 100).
+std::vector<named_profile> processes_of(const std::vector<double>& medians) {
+  std::vector<named_profile> side;
+  for (std::size_t i = 0; i < medians.size(); ++i) {
+    named_profile p = profile_of("r:x", {medians[i] - 1, medians[i], medians[i] + 1});
+    p.file = "prof-" + std::to_string(i) + ".json";
+    side.push_back(std::move(p));
+  }
+  return side;
+}
+
 }  // namespace
 
 namespace regionprof {
 std::ostream& operator<<(std::ostream& out, diff_verdict verdict) { return out << to_string(verdict); }
 std::ostream& operator<<(std::ostream& out, diff_presence presence) { return out << to_string(presence); }
+std::ostream& operator<<(std::ostream& out, diff_test test) { return out << to_string(test); }
+std::ostream& operator<<(std::ostream& out, warning_code code) { return out << to_string(code); }
 }  // namespace regionprof
 
 BOOST_AUTO_TEST_SUITE(profile_diff_verdicts)
@@ -227,6 +240,107 @@ BOOST_AUTO_TEST_CASE(no_tree_section_unless_both_profiles_have_a_tree) {
   BOOST_TEST(diff.tree.empty());
   BOOST_TEST(!report_test::parse(to_json(diff)).as_object().contains("tree"));
   BOOST_TEST(to_markdown(diff).find("Region tree") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm) {
+  // A's processes: medians 100, 110, 120; B's: 200, 220, 240 (each process's runs m - 1, m, m + 1).
+  // ln medians: B = A + ln 2, sample variances equal: s^2 = 0.0083161, se = sqrt(2 s^2 / 3) = 0.074459,
+  // t = 0.693147 / 0.074459 = 9.3092, df = 4 (Welch-Satterthwaite with equal variances), p = 0.00074098.
+  // Run totals (medians 200, 210, 220 against 300, 320, 340): t = 9.2615, df = 3.7357, p = 0.0010383 (wall
+  // and CPU). One-sided in the direction of the change (t > 0, B slower): half of each, 0.00037049 and
+  // 0.00051914. Holm over the 3 gated entries: 3 x 0.00037049 = 0.0011115; 2 x 0.00051914 = 0.0010383,
+  // raised to 0.0011115 to stay monotone; 1 x 0.00051914, raised likewise: all three 0.0011115.
+  const std::vector<named_profile> a = processes_of({100, 110, 120});
+  const std::vector<named_profile> b = processes_of({200, 220, 240});
+  const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
+  BOOST_TEST(diff.test == diff_test::welch_log_process_medians);
+  BOOST_TEST(*diff.options.alpha == 0.05);  // the default with several processes a side
+  BOOST_TEST(diff.warnings.empty());
+  BOOST_TEST(diff.a_runs == 9u);
+  BOOST_TEST(diff.a_profiles.size() == 3u);
+  BOOST_TEST(diff.gated_entries == 3u);
+  const diff_entry& cpu = region_cpu(diff);
+  BOOST_TEST(cpu.a_process_medians_us == (std::vector<double>{100, 110, 120}));
+  BOOST_TEST(cpu.a_us.size() == 9u);  // every run, processes in order
+  BOOST_TEST(cpu.a_median_us == 110.0);  // the median of the process medians
+  BOOST_TEST(cpu.b_median_us == 220.0);
+  BOOST_TEST(cpu.a_mad_us == 10.0);
+  BOOST_TEST(*cpu.change_pct == 100.0, tt::tolerance(1e-12));
+  BOOST_TEST(cpu.p_value == 0.00074098, tt::tolerance(1e-4));
+  BOOST_TEST(diff.run_totals[0].p_value == 0.0010383, tt::tolerance(1e-4));
+  BOOST_TEST(*cpu.p_one_sided == 0.00037049, tt::tolerance(1e-4));
+  for (const diff_entry* entry : {&cpu, &diff.run_totals[0], &diff.run_totals[1]}) {
+    BOOST_TEST_REQUIRE(entry->p_holm.has_value());
+    BOOST_TEST(*entry->p_holm == 0.0011115, tt::tolerance(1e-4));
+    BOOST_TEST(entry->verdict == diff_verdict::slower);
+  }
+  BOOST_TEST(cpu.gate_failed);
+  BOOST_TEST(diff.gate_failed);
+  // At alpha 0.001 the one-sided p (0.00037) would pass but Holm's (0.0011) does not: within noise, no gate.
+  const profile_diff strict = diff_profiles("a", a, "b", b, {0.001, 10.0});
+  BOOST_TEST(region_cpu(strict).verdict == diff_verdict::within_noise);
+  BOOST_TEST(!strict.gate_failed);
+}
+
+BOOST_AUTO_TEST_CASE(process_offsets_do_not_trip_the_gate) {
+  // Honest noise: each process runs at its own speed (A 100, 125, 90; B 120, 95, 130), steady within it.
+  // B's median of process medians, 120, is +20 % of A's 100, but the ln medians give t = 0.68039,
+  // df = 3.9967, p = 0.53363: within noise.
+  const std::vector<named_profile> a = processes_of({100, 125, 90});
+  const std::vector<named_profile> b = processes_of({120, 95, 130});
+  const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
+  const diff_entry& cpu = region_cpu(diff);
+  BOOST_TEST(*cpu.change_pct == 20.0, tt::tolerance(1e-12));
+  BOOST_TEST(cpu.p_value == 0.53363, tt::tolerance(1e-4));
+  BOOST_TEST(*cpu.p_one_sided == 0.53363 / 2, tt::tolerance(1e-4));
+  BOOST_TEST(cpu.verdict == diff_verdict::within_noise);
+  BOOST_TEST(!diff.gate_failed);
+  // The first process of each side alone (100 against 120), 10 runs each: every B run is above every A
+  // run, so U's exact p is 2 / C(20, 10) and the gate fails on what is process-to-process noise.
+  const named_profile a0 = profile_of("r:x", {99, 99.5, 100, 100.5, 101, 99.2, 99.7, 100.2, 100.7, 100.9});
+  const named_profile b0 = profile_of("r:x", {119, 119.5, 120, 120.5, 121, 119.2, 119.7, 120.2, 120.7, 120.9});
+  const profile_diff one = diff_profiles(a0, b0, {0.01, 10.0});
+  BOOST_TEST(one.test == diff_test::mann_whitney_runs);
+  BOOST_TEST(*one.options.alpha == 0.01);  // the default with one process a side
+  BOOST_TEST(region_cpu(one).p_value == 2.0 / 184756.0, tt::tolerance(1e-9));  // 2 / C(20, 10)
+  BOOST_TEST(one.gate_failed);
+  BOOST_TEST_REQUIRE(one.warnings.size() == 1u);
+  BOOST_TEST(one.warnings[0].code == warning_code::one_process_per_side);
+  BOOST_TEST(!region_cpu(one).p_holm.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(one_process_per_side_in_every_view) {
+  const named_profile a = profile_of("r:x", {10, 11, 12});
+  const std::vector<named_profile> b = processes_of({11, 12, 13});
+  // 1 against 3: no per-process test is possible on A's side; U over the pooled runs, and the warning.
+  const profile_diff diff = diff_profiles("a.json", std::span<const named_profile>(&a, 1), "b", b);
+  BOOST_TEST(diff.test == diff_test::mann_whitney_runs);
+  BOOST_TEST_REQUIRE(diff.warnings.size() == 1u);
+  BOOST_TEST(diff.warnings[0].message.starts_with("A has 1 process and B 3: "), diff.warnings[0].message);
+  BOOST_TEST(diff.warnings[0].message.find("--processes") != std::string::npos);
+  BOOST_TEST(region_cpu(diff).b_us.size() == 9u);
+
+  const report_test::json::value json = report_test::parse(to_json(diff));
+  BOOST_TEST(report_test::str(json.at("test")) == "mann_whitney_u_runs");
+  BOOST_TEST(report_test::num(json.at("b").at("processes")) == 3.0);
+  BOOST_TEST(report_test::str(json.at("b").at("profiles").at(2)) == "prof-2.json");
+  BOOST_TEST(report_test::str(json.at("warnings").at(0).at("code")) == "ONE_PROCESS_PER_SIDE");
+  BOOST_TEST(report_test::str(json.at("warnings").at(0).at("source")) == "core");
+  const std::string markdown = to_markdown(diff);
+  BOOST_TEST(markdown.find("- B (candidate): `b`, 3 processes, 9 runs\n") != std::string::npos, markdown);
+  BOOST_TEST(markdown.find("## Warnings\n\n- `ONE_PROCESS_PER_SIDE` (core): A has 1 process") != std::string::npos,
+             markdown);
+  BOOST_TEST(to_html(diff).find("<b>ONE_PROCESS_PER_SIDE</b> (core): A has 1 process") != std::string::npos);
+
+  // Three a side: the Welch test, p_holm in the JSON, `h` in the p column, no warning.
+  const profile_diff three = diff_profiles("a", processes_of({10, 11, 12}), "b", b);
+  const report_test::json::value tj = report_test::parse(to_json(three));
+  BOOST_TEST(report_test::str(tj.at("test")) == "welch_t_log_process_medians");
+  BOOST_TEST(tj.at("warnings").as_array().empty());
+  BOOST_TEST(tj.at("run_totals").at("cpu_time_us").as_object().contains("p_holm"));
+  BOOST_TEST(tj.at("regions").at(0).at("domains").at("cpu_time_us").at("a_process_medians").as_array().size() == 3u);
+  BOOST_TEST(to_markdown(three).find("Holm-adjusted over the 3 gated entries") != std::string::npos);
+  BOOST_TEST(to_markdown(three).find("## Warnings\n\nNone.\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

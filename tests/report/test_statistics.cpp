@@ -104,4 +104,43 @@ BOOST_AUTO_TEST_CASE(mann_whitney_same_samples_and_large_ones) {
   BOOST_TEST(same_distribution.p_value > 0.5);
 }
 
+BOOST_AUTO_TEST_CASE(welch_t_by_hand) {
+  // {1, 2, 3} against {4, 5, 6}: variances 1 and 1, se^2 = 1/3 + 1/3, t = 3 / sqrt(2/3) = 3.6742,
+  // df = (2/3)^2 / ((1/3)^2 / 2 + (1/3)^2 / 2) = 4, p = 2 P(T_4 >= 3.6742) = 0.021312.
+  const std::vector<double> a{1, 2, 3}, b{4, 5, 6};
+  const welch_result r = welch_t(a, b);
+  BOOST_TEST(r.t == 3.0 / std::sqrt(2.0 / 3.0), tt::tolerance(1e-12));
+  BOOST_TEST(r.df == 4.0, tt::tolerance(1e-12));
+  BOOST_TEST(r.p_value == 0.021312, tt::tolerance(1e-4));
+  BOOST_TEST(welch_t(b, a).p_value == r.p_value, tt::tolerance(1e-12));  // two-sided
+  BOOST_TEST(welch_t(b, a).t == -r.t, tt::tolerance(1e-12));
+  // Unequal spread: ln {100, 104, 97} against ln {150, 180, 165}: t = 8.7812, df = 2.5746, p = 0.0055008.
+  std::vector<double> la{100, 104, 97}, lb{150, 180, 165};
+  for (double& x : la) x = std::log(x);
+  for (double& x : lb) x = std::log(x);
+  const welch_result u = welch_t(la, lb);
+  BOOST_TEST(u.t == 8.7812, tt::tolerance(1e-4));
+  BOOST_TEST(u.df == 2.5746, tt::tolerance(1e-4));
+  BOOST_TEST(u.p_value == 0.0055008, tt::tolerance(1e-3));
+  // Constant samples: equal means p = 1, different means p = 0; fewer than 2 values a side: p = 1.
+  const std::vector<double> c{5, 5}, d{6, 6}, one{1};
+  BOOST_TEST(welch_t(c, c).p_value == 1.0);
+  BOOST_TEST(welch_t(c, d).p_value == 0.0);
+  BOOST_TEST(welch_t(one, d).p_value == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(holm_adjustment_by_hand) {
+  // Sorted 0.01, 0.03, 0.04 (m = 3): 3 x 0.01 = 0.03; 2 x 0.03 = 0.06; 1 x 0.04 = 0.04, raised to 0.06.
+  const std::vector<double> p{0.01, 0.04, 0.03};
+  const std::vector<double> adjusted = holm_adjust(p);
+  BOOST_TEST_REQUIRE(adjusted.size() == 3u);
+  BOOST_TEST(adjusted[0] == 0.03, tt::tolerance(1e-12));
+  BOOST_TEST(adjusted[1] == 0.06, tt::tolerance(1e-12));
+  BOOST_TEST(adjusted[2] == 0.06, tt::tolerance(1e-12));
+  // Capped at 1; none: none.
+  const std::vector<double> big{0.6, 0.7};
+  BOOST_TEST(holm_adjust(big) == (std::vector<double>{1.0, 1.0}));
+  BOOST_TEST(holm_adjust(std::vector<double>{}).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -74,7 +74,10 @@ BOOST_AUTO_TEST_CASE(the_docs_table_is_the_code_table) {
 
 BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   const auto table = warning_code_table();
-  BOOST_TEST(table.size() == 21u);
+  BOOST_TEST(table.size() == 26u);
+  BOOST_TEST(to_string(warning_code::one_process_per_side) == "ONE_PROCESS_PER_SIDE");
+  BOOST_TEST(static_cast<int>(warning_code::one_process_per_side) == 25);
+  BOOST_TEST(to_string(static_cast<warning_code>(26)) == "UNKNOWN");
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (i > 0) BOOST_TEST((table[i - 1].code < table[i].code));
@@ -95,7 +98,15 @@ BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   BOOST_TEST(to_string(warning_code::graph_replay_kernels) == "GRAPH_REPLAY_KERNELS");
   BOOST_TEST(to_string(warning_code::compiled_modules) == "COMPILED_MODULES");
   BOOST_TEST(static_cast<int>(warning_code::compiled_modules) == 20);
-  BOOST_TEST(to_string(static_cast<warning_code>(21)) == "UNKNOWN");
+  BOOST_TEST(to_string(warning_code::noise_target_not_met) == "NOISE_TARGET_NOT_MET");
+  BOOST_TEST(static_cast<int>(warning_code::noise_target_not_met) == 21);
+  BOOST_TEST(static_cast<int>(warning_code::machine_loaded) == 22);
+  BOOST_TEST(static_cast<int>(warning_code::cpu_scaling_enabled) == 23);
+  BOOST_TEST(to_string(warning_code::gpu_throttled) == "GPU_THROTTLED");
+  BOOST_TEST(static_cast<int>(warning_code::gpu_throttled) == 24);
+  BOOST_TEST(to_string(warning_code::one_process_per_side) == "ONE_PROCESS_PER_SIDE");
+  BOOST_TEST(static_cast<int>(warning_code::one_process_per_side) == 25);
+  BOOST_TEST(to_string(static_cast<warning_code>(26)) == "UNKNOWN");
   BOOST_TEST(!warning_code_from_string("NOT_A_CODE").has_value());
   BOOST_TEST(!warning_code_from_string("no_run_markers").has_value());
   for (warning_source s : sources) BOOST_TEST((warning_source_from_string(to_string(s)) == std::optional(s)));

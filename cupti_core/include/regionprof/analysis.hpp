@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "regionprof/optional_ns.hpp"
 #include "regionprof/trace.hpp"
 #include "regionprof/warnings.hpp"
 
@@ -116,6 +117,8 @@ struct region_aggregate {
   std::optional<std::int64_t> off_thread_cpu_time_ns;  ///< present iff seen off-thread (cross_thread)
   /// Work its topmost instances on the marker's thread declared, summed (rule 18); absent when none did.
   std::optional<declared_work> work{};  // `{}`: aggregate initialisers may leave it out
+  /// Work its topmost instances on the marker's thread declared, summed (rule 18); absent when none did.
+  std::optional<declared_work> work{};  // `{}`: aggregate initialisers may leave it out
 };
 
 /// One node of a run's region tree (docs/design.md, rule 14): the region instances of one path of
@@ -129,8 +132,8 @@ struct tree_node {
   std::uint64_t calls = 0;           ///< instances on the marker's thread
   std::int64_t cpu_time_ns = 0;      ///< inclusive: sum of those instances' (clipped) durations
   std::int64_t self_cpu_time_ns = 0;
-  std::optional<std::int64_t> device_time_ns;       ///< launched in the subtree; present iff device data
-  std::optional<std::int64_t> self_device_time_ns;  ///< launched in the node but in no child node
+  optional_ns device_time_ns;       ///< launched in the subtree; present iff device data
+  optional_ns self_device_time_ns;  ///< launched in the node but in no child node
 };
 
 /// The path of `tree[node]`: tree_regions indices from the topmost region down to the node's own.
@@ -146,16 +149,18 @@ struct device_timing {
 };
 
 /// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
+/// 136 bytes, the most a profile holds per run (docs/design.md, rule 13): optional_ns, not
+/// std::optional, for the device figures.
 struct run_result {
   std::size_t run_index = 0;
   std::int64_t wall_time_ns = 0;  ///< harness wall time, else the marker's duration
   std::int64_t cpu_time_ns = 0;   ///< the marker's duration
-  std::optional<std::int64_t> device_time_ns;  ///< busy-sum of the run's device ops
-  std::optional<std::int64_t> device_busy_ns;  ///< union of their intervals
-  std::optional<std::int64_t> device_span_ns;  ///< first start to last end
-  std::vector<region_aggregate> regions;       ///< in order of first appearance in the run
-  std::int64_t residual_cpu_ns = 0;            ///< max(0, cpu_time_ns - sum of regions)
-  std::optional<std::int64_t> residual_device_ns;
+  optional_ns device_time_ns;     ///< busy-sum of the run's device ops
+  optional_ns device_busy_ns;     ///< union of their intervals
+  optional_ns device_span_ns;     ///< first start to last end
+  std::vector<region_aggregate> regions;  ///< in order of first appearance in the run
+  std::int64_t residual_cpu_ns = 0;       ///< max(0, cpu_time_ns - sum of regions)
+  optional_ns residual_device_ns;
   /// The run's region tree in depth-first order (a parent before its children; topmost nodes in the
   /// order of `regions`, children by first appearance). Empty when analysis_options::region_tree is off.
   std::vector<tree_node> tree;

@@ -41,6 +41,10 @@ class device_session {
   virtual void start() = 0;
   /// Waits until the device has finished all work launched so far; no-op without a device.
   virtual void synchronize() = 0;
+  /// Cold runs: overwrites the device's L2 cache (a memset over an L2-sized buffer on the calling
+  /// thread's current CUDA context), before a measured run and outside its timing; the caller's
+  /// synchronize() then waits for it. No-op without a driver or a current context. Never throws.
+  virtual void flush_device_cache() noexcept {}
   /// Flushes and disables collection; appends device ops, API calls (as CPU intervals with correlation
   /// ids, on threads added to `out`), warnings, and sets out.device_tracing. Timestamps are ns on
   /// monotonic_now_ns()'s timeline. Without a device: adds DEVICE_TRACING_UNAVAILABLE saying why.

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regionprof/profile.hpp"
@@ -77,6 +78,40 @@ struct job_report {
 /// std::printf("slowest in run 0: rank %llu\n", (unsigned long long)job.runs[0].cpu.slowest_rank);
 /// ```
 job_report merge_ranks(std::vector<named_profile> profiles);
+
+/// Reads a job report that job_to_json wrote (`"kind": "regionprof_job"`) back into the job_report:
+/// each rank's profile is read as read_profile_text reads one (named by its `file`), and the ranks
+/// are joined again by merge_ranks, so job_to_json of the result is the file's text byte for byte
+/// (the `tool` version aside, for a file of another version). `name` stands for the file in messages.
+/// Throws profile_read_error (profile_reader.hpp) naming the file and the key:
+/// `job.json: ranks[1].profile.runs: required key missing`.
+///
+/// ```
+/// regionprof::job_report job = regionprof::read_job("job.json");
+/// std::cout << regionprof::job_to_markdown(job);
+/// ```
+job_report read_job_text(std::string_view text, const std::string& name = "<memory>");
+
+/// read_job_text of the file `path`; profile_read_error naming it when it cannot be read.
+job_report read_job(const std::string& path);
+
+/// A saved report of either kind: exactly one of the two is set.
+struct saved_report {
+  std::optional<Profile> profile;  ///< a profile (read_profile_text)
+  std::optional<job_report> job;   ///< a job report (`"kind": "regionprof_job"`, read_job_text)
+};
+
+/// Reads a saved profile or job report, whichever `text` holds (by its `kind`), from one parse; errors
+/// as read_profile_text and read_job_text give them.
+///
+/// ```
+/// regionprof::saved_report saved = regionprof::read_saved_report("any.json");
+/// std::cout << (saved.job ? regionprof::job_to_markdown(*saved.job) : saved.profile->markdown());
+/// ```
+saved_report read_saved_report_text(std::string_view text, const std::string& name = "<memory>");
+
+/// read_saved_report_text of the file `path`.
+saved_report read_saved_report(const std::string& path);
 
 /// The job report as JSON (`"kind": "regionprof_job"`, schema_version 1; docs/report-schema.md): one
 /// member per line, 2-space indent, final newline; each rank's profile as its JSON report (to_json), nested.

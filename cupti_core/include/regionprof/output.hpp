@@ -81,6 +81,8 @@ struct output_set {
 
   output_set& add(output_format format, std::string path);
   bool empty() const noexcept { return files.empty() && !to_stdout; }
+  /// Whether a file or standard output takes `format`.
+  bool has(output_format format) const noexcept;
 
   /// The set with every path's placeholders expanded with `identity` (regionprof::expand_output_path,
   /// its rules and errors, prefixed with the path's format: "JSON: ...").

@@ -20,6 +20,9 @@ struct process_identity {
   std::optional<std::uint64_t> world_size;  ///< WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS
   std::string host;                         ///< gethostname()
   std::int64_t pid = 0;                     ///< the profiled process's pid
+  /// `regionprof run --processes N`: this process's index, 0 to N - 1, and N (absent otherwise).
+  std::optional<std::uint64_t> process_index;
+  std::optional<std::uint64_t> process_count;
 };
 
 /// A rank variable with a value that is not a whole number, or an output path pattern that cannot be
@@ -59,15 +62,18 @@ process_identity this_process_identity();
 process_identity this_process_host_and_pid();
 
 /// Expands an output path pattern: `%r` rank, `%l` local rank (each 0 when the launcher set none),
-/// `%h` host, `%p` pid, `%%` a `%`. Throws process_identity_error naming the pattern for an unknown
-/// `%x` or a lone `%` at the end, and, when the world size is above 1, for a pattern with neither `%r`
-/// nor `%p` (the processes of the job would all write one file), saying what to add.
+/// `%h` host, `%p` pid, `%n` process index (0 when none), `%%` a `%`. Throws process_identity_error
+/// naming the pattern for an unknown `%x` or a lone `%` at the end, when the world size is above 1 for
+/// a pattern with neither `%r` nor `%p`, and when the process count is above 1 for a pattern with
+/// neither `%n` nor `%p` (the processes would all write one file), saying what to add.
 ///
 /// ```
 /// regionprof::process_identity id{2, 0, 4, "node7", 4242};
 /// regionprof::expand_output_path("prof-%r.json", id);      // "prof-2.json"
 /// regionprof::expand_output_path("%h/%p-100%%.json", id);  // "node7/4242-100%.json"
 /// regionprof::expand_output_path("prof.json", id);         // throws: add %r or %p
+/// id.world_size = 1; id.process_index = 1; id.process_count = 3;
+/// regionprof::expand_output_path("a/prof-%n.json", id);    // "a/prof-1.json"
 /// ```
 std::string expand_output_path(std::string_view pattern, const process_identity& identity);
 
@@ -79,6 +85,16 @@ std::string expand_output_path(std::string_view pattern, const process_identity&
 /// regionprof::expand_output_path_but_pid("r%r-%p.json", id);  // "r2-%p.json"
 /// ```
 std::string expand_output_path_but_pid(std::string_view pattern, const process_identity& identity);
+
+/// As expand_output_path, but only `%n` is expanded (every other placeholder stays as written): for
+/// `regionprof run --processes N`, which knows the index the injected library does not. Same errors,
+/// except that the world-size check runs on the other placeholders as they are.
+///
+/// ```
+/// id.process_index = 1; id.process_count = 3;
+/// regionprof::expand_process_index("r%r-%n.json", id);  // "r%r-1.json"
+/// ```
+std::string expand_process_index(std::string_view pattern, const process_identity& identity);
 
 /// `text` with each `%` doubled, so that expand_output_path gives `text` back.
 std::string escape_output_path(std::string_view text);

@@ -44,6 +44,16 @@ class Profile {
   /// ```
   Profile without_events() &&;
 
+  /// Profile(source, options, context).without_events(), but the trace's CPU intervals are freed as
+  /// soon as the analysis no longer reads them, before its result is assembled: a long trace's events
+  /// and its result never stand in memory together (docs/design.md, rule 13). For writing reports
+  /// without a Chrome trace (`regionprof analyze` without --trace).
+  ///
+  /// ```
+  /// auto profile = regionprof::Profile::analyzed_without_events(regionprof::import_kineto_trace("t.json"), {});
+  /// ```
+  static Profile analyzed_without_events(trace source, analysis_options options, report_context context = {});
+
   std::string json() const;
   std::string markdown(const markdown_options& markdown = {}) const;
   std::string html() const;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "regionprof/analysis.hpp"
+#include "regionprof/machine.hpp"
+#include "regionprof/stopping.hpp"
 #include "regionprof/trace.hpp"
 
 namespace regionprof {
@@ -31,6 +33,12 @@ struct report_context {
   /// for a read-back profile (another tool's, such as the reference module's, keeps its name).
   std::string tool_name;
   std::string tool_version;
+  /// Report `stopping`: how a run count set by max_noise came about (docs/design.md, rule 16); nullopt for a
+  /// fixed count.
+  std::optional<stopping_summary> stopping;
+  /// Report `environment`: the machine of a live profile (harness, `regionprof run`, regionprof::benchmark);
+  /// nullopt for an imported trace, which carries none.
+  std::optional<machine_environment> environment;
 };
 
 /// Settings of the Markdown view only.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/engine.hpp"
+#include "analysis/releasing.hpp"
 #include "regionprof/analysis.hpp"
 
 namespace regionprof {
@@ -27,12 +28,18 @@ analysis_result engine::run() {
   order_ = {};
   resolve_pending();
   attribute_device_ops();
+  // No pass after this point reads an interval: a long trace's intervals and its result are never
+  // held together when the caller gave them up (docs/design.md, rule 13).
+  interval_count_ = in_.intervals.size();
+  if (releasable_ != nullptr) std::vector<cpu_interval>().swap(releasable_->intervals);
   return assemble();
 }
 
 }  // namespace detail::attribution
 
-analysis_result analyze(const trace& input, const analysis_options& options) {
+namespace {
+
+void check_analysable(const trace& input) {
   // Interval and op indices are 32-bit (4 bytes per event of analysis state) and stay below the states.
   if (input.intervals.size() >= detail::first_state_value || input.device_ops.size() >= detail::first_state_value) {
     throw std::length_error("regionprof::analyze: " + std::to_string(input.intervals.size()) + " CPU intervals and " +
@@ -42,8 +49,24 @@ analysis_result analyze(const trace& input, const analysis_options& options) {
   if (std::string problem = input.time_range_problem(); !problem.empty()) {
     throw std::invalid_argument("regionprof::analyze: the trace's times are out of range: " + problem);
   }
+}
+
+}  // namespace
+
+analysis_result analyze(const trace& input, const analysis_options& options) {
+  check_analysable(input);
   detail::attribution::engine e(input, options);
   return e.run();
 }
+
+namespace detail {
+
+analysis_result analyze_releasing_intervals(trace& input, const analysis_options& options) {
+  check_analysable(input);
+  attribution::engine e(input, options, attribution::release_intervals_t{});
+  return e.run();
+}
+
+}  // namespace detail
 
 }  // namespace regionprof

@@ -271,11 +271,21 @@ inline std::int64_t duration(const device_op& op) noexcept {
 /// `tid N 'name'` for messages.
 std::string thread_label(const trace& input, std::uint32_t thread);
 
+/// Tag: the engine may release its input's CPU intervals (analyze_releasing_intervals).
+struct release_intervals_t {};
+
 class engine {
  public:
   engine(const trace& input, const analysis_options& options)
       : in_(input), options_(options), classes_(input, options), correlation_(input.intervals) {
     index_declared_work();
+  }
+
+  /// run() releases `input`'s CPU intervals (the engine's own input, given non-const) once the passes
+  /// that read them are done, before the result is assembled.
+  engine(trace& input, const analysis_options& options, release_intervals_t)
+      : engine(static_cast<const trace&>(input), options) {
+    releasable_ = &input;
   }
 
   analysis_result run();
@@ -346,6 +356,8 @@ class engine {
   void add_warnings(analysis_result& result) const;
 
   const trace& in_;
+  trace* releasable_ = nullptr;  ///< in_, when run() may release its intervals
+  std::size_t interval_count_ = 0;  ///< in_.intervals.size(), kept past their release (warnings)
   const analysis_options& options_;
   name_classifier classes_;
   correlation_index correlation_;

@@ -23,7 +23,7 @@ void engine::add_warnings(analysis_result& result) const {
   };
   const std::string marker_rule = classes_.marker_description();
   if (marker_threads_.empty()) {
-    if (in_.intervals.empty()) {
+    if (interval_count_ == 0) {
       warn(warning_code::no_run_markers,
            "no run marker (" + marker_rule + ") and no CPU interval in the trace: nothing to attribute, 0 runs. "
            "Record the CPU side (NVTX ranges or CPU ops) and mark each measured run.");
@@ -31,7 +31,7 @@ void engine::add_warnings(analysis_result& result) const {
       const run_state& r = runs_.front();
       warn(warning_code::no_run_markers,
            "no range matched the run marker rule (" + marker_rule + ") among " +
-               std::to_string(in_.intervals.size()) +
+               std::to_string(interval_count_) +
                " CPU intervals; the whole trace is analysed as 1 synthetic run spanning " +
                thread_label(in_, r.thread) + " from its first interval's start to its last interval's end (" +
                std::to_string(r.end - r.start) +

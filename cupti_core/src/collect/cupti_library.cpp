@@ -216,6 +216,11 @@ const driver_library& process_driver() {
     fn.ctx_pop_current = symbol<decltype(fn.ctx_pop_current)>(handle, "cuCtxPopCurrent_v2");
     fn.ctx_synchronize = symbol<decltype(fn.ctx_synchronize)>(handle, "cuCtxSynchronize");
     fn.get_error_name = symbol<decltype(fn.get_error_name)>(handle, "cuGetErrorName");
+    fn.ctx_get_device = symbol<decltype(fn.ctx_get_device)>(handle, "cuCtxGetDevice");
+    fn.device_get_attribute = symbol<decltype(fn.device_get_attribute)>(handle, "cuDeviceGetAttribute");
+    fn.mem_alloc = symbol<decltype(fn.mem_alloc)>(handle, "cuMemAlloc_v2");
+    fn.mem_free = symbol<decltype(fn.mem_free)>(handle, "cuMemFree_v2");
+    fn.memset_d8_async = symbol<decltype(fn.memset_d8_async)>(handle, "cuMemsetD8Async");
     if (fn.init == nullptr || fn.device_get_count == nullptr || fn.ctx_get_current == nullptr ||
         fn.ctx_synchronize == nullptr) {
       loaded.error = "no usable CUDA driver (libcuda.so.1 lacks cuInit, cuDeviceGetCount, cuCtxGetCurrent or "

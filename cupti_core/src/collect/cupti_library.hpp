@@ -101,6 +101,12 @@ struct driver_functions {
   CUresult (*ctx_pop_current)(CUcontext*) = nullptr;                         // cuCtxPopCurrent_v2
   CUresult (*ctx_synchronize)() = nullptr;                                   // cuCtxSynchronize
   CUresult (*get_error_name)(CUresult, const char**) = nullptr;              // cuGetErrorName
+  // Cold runs (device_l2_flusher): optional, the flush is skipped without them.
+  CUresult (*ctx_get_device)(CUdevice*) = nullptr;                           // cuCtxGetDevice
+  CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;  // cuDeviceGetAttribute
+  CUresult (*mem_alloc)(CUdeviceptr*, std::size_t) = nullptr;                // cuMemAlloc_v2
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;                               // cuMemFree_v2
+  CUresult (*memset_d8_async)(CUdeviceptr, unsigned char, std::size_t, CUstream) = nullptr;  // cuMemsetD8Async
 };
 
 /// libcuda.so.1 when the dynamic loader finds it (never linked: nothing in regionprof links libcuda).

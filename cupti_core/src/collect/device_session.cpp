@@ -10,6 +10,7 @@
 #include "collect/activity_decoder.hpp"
 #include "collect/buffer_pool.hpp"
 #include "collect/clock_fit.hpp"
+#include "collect/device_l2_flush.hpp"
 #include "collect/graph_capture.hpp"
 #include "collect/collector.hpp"
 #include "collect/kernel_names.hpp"
@@ -94,6 +95,10 @@ class cupti_session final : public device_session {
     if (collecting_) backend_->synchronize_device();
   }
 
+  void flush_device_cache() noexcept override {
+    if (status_.ok()) (void)l2_.flush();
+  }
+
   void stop(trace& out) override {
     if (!collecting_) {
       if (!status_.ok() && !reported_) {
@@ -173,6 +178,7 @@ class cupti_session final : public device_session {
   bool collecting_ = false;
   bool reported_ = false;  // the unavailability warning was added once
   std::optional<clock_sample> start_clock_;
+  device_l2_flusher l2_;  // cold runs (flush_device_cache); freed with the session
   std::int64_t started_ns_ = 0;  // monotonic_now_ns() just before enabling
 };
 

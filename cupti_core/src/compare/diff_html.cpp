@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "regionprof/profile_diff.hpp"
+#include "compare/diff_text.hpp"
 #include "report/html_page.hpp"
 
 namespace regionprof {
@@ -20,13 +21,14 @@ std::string diff_cell_class(const diff_entry& entry) {
   return "";
 }
 
-std::string diff_rows(const std::string& name, const std::vector<diff_entry>& entries) {
+std::string diff_rows(const std::string& name, const std::vector<diff_entry>& entries, diff_test test) {
   std::string out;
   for (const diff_entry& e : entries) {
     out += "<tr>" + cell(name) + cell(html::escape(e.domain)) + cell(html::fixed(e.a_median_us, 3), true) +
            cell(html::fixed(e.b_median_us, 3), true) + cell(html::fixed(e.change_us, 3), true) +
            cell(e.change_pct ? html::fixed(*e.change_pct, 2) + " %" : "-", true) +
-           cell(html::fixed(e.p_value, 4) + (e.exact ? "" : "*"), true) + "<td" + diff_cell_class(e) + ">" +
+           cell(compare_detail::p_cell(e, test), true) +
+           "<td" + diff_cell_class(e) + ">" +
            html::escape(to_string(e.verdict)) + (e.gate_failed ? " (gate)" : "") + "</td></tr>";
   }
   return out;
@@ -36,22 +38,27 @@ std::string diff_rows(const std::string& name, const std::vector<diff_entry>& en
 
 std::string to_html(const profile_diff& diff) {
   std::string body = "<h1>regionprof diff</h1><p>A (baseline): <code>" + html::escape(diff.a_file) + "</code>, " +
-                     std::to_string(diff.a_runs) + " runs; B (candidate): <code>" + html::escape(diff.b_file) +
-                     "</code>, " + std::to_string(diff.b_runs) + " runs. Two-sided Mann-Whitney U, alpha " +
-                     html::fixed(diff.options.alpha, 4) + " (* normal approximation).";
+                     compare_detail::side_text(diff.a_profiles.size(), diff.a_runs) + "; B (candidate): <code>" +
+                     html::escape(diff.b_file) + "</code>, " +
+                     compare_detail::side_text(diff.b_profiles.size(), diff.b_runs) + ". Test: " +
+                     html::escape(compare_detail::test_text(diff)) + ".";
   if (diff.options.fail_if_slower) {
     body += " Gate: slower by more than " + html::fixed(*diff.options.fail_if_slower, 2) + " %: " +
             (diff.gate_failed ? "<b class=\"slower\">failed</b>" : "<b class=\"faster\">passed</b>") + ".";
   }
   body += "</p>";
+  for (const warning& item : diff.warnings) {
+    body += "<p class=\"warning\"><b>" + html::escape(to_string(item.code)) + "</b> (" +
+            html::escape(to_string(item.source)) + "): " + html::escape(item.message) + "</p>";
+  }
   const std::vector<std::string> titles{"", "domain", "A median (us)", "B median (us)", "change (us)", "change",
                                         "p", "verdict"};
   body += "<h2>Changes</h2><table class=\"sortable\">" + header_row(titles) + "<tbody>" +
-          diff_rows("(run total)", diff.run_totals);
+          diff_rows("(run total)", diff.run_totals, diff.test);
   for (const region_diff& region : diff.regions) {
     std::string name = "<code>" + html::escape(region.region_id) + "</code>";
     if (region.presence != diff_presence::both) name += " (" + html::escape(to_string(region.presence)) + ")";
-    body += diff_rows(name, region.domains);
+    body += diff_rows(name, region.domains, diff.test);
   }
   body += "</tbody></table>";
   if (diff.has_tree) {
@@ -60,7 +67,7 @@ std::string to_html(const profile_diff& diff) {
     for (const tree_path_diff& node : diff.tree) {
       std::string name = "<code>" + html::escape(path_text(node.path)) + "</code>";
       if (node.presence != diff_presence::both) name += " (" + html::escape(to_string(node.presence)) + ")";
-      body += diff_rows(name, node.domains);
+      body += diff_rows(name, node.domains, diff.test);
     }
     body += "</tbody></table>";
   }

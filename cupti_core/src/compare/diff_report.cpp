@@ -8,7 +8,9 @@
 
 #include "regionprof/profile_diff.hpp"
 #include "json/json_text.hpp"
+#include "report/json_report.hpp"
 #include "report/markdown_table.hpp"
+#include "compare/diff_text.hpp"
 
 namespace regionprof {
 namespace {
@@ -35,10 +37,14 @@ json::object entry_object(const diff_entry& entry) {
   if (entry.change_pct) object["change_pct"] = *entry.change_pct;
   object["p_value"] = entry.p_value;
   object["p_exact"] = entry.exact;
+  if (entry.p_one_sided) object["p_one_sided"] = *entry.p_one_sided;
+  if (entry.p_holm) object["p_holm"] = *entry.p_holm;
   object["verdict"] = sv(to_string(entry.verdict));
   object["gate_failed"] = entry.gate_failed;
   object["a_runs"] = values_array(entry.a_us);
   object["b_runs"] = values_array(entry.b_us);
+  object["a_process_medians"] = values_array(entry.a_process_medians_us);
+  object["b_process_medians"] = values_array(entry.b_process_medians_us);
   return object;
 }
 
@@ -56,6 +62,14 @@ std::string fixed(double value, int decimals) {
 
 std::string signed_fixed(double value, int decimals) { return (value > 0 ? "+" : "") + fixed(value, decimals); }
 
+}  // namespace
+
+namespace compare_detail {
+
+std::string side_text(std::size_t processes, std::size_t runs) {
+  return std::to_string(processes) + (processes == 1 ? " process, " : " processes, ") + std::to_string(runs) + " runs";
+}
+
 std::string p_text(double p) {
   if (p != 0.0 && p < 0.0001) {
     char buffer[64];
@@ -64,6 +78,32 @@ std::string p_text(double p) {
   }
   return fixed(p, 4);
 }
+
+std::string p_cell(const diff_entry& entry, diff_test test) {
+  if (entry.p_holm) return p_text(*entry.p_holm) + "h";
+  return p_text(entry.p_value) + (entry.exact || test != diff_test::mann_whitney_runs ? "" : "*");
+}
+
+double alpha_of(const profile_diff& diff) {
+  return diff.options.alpha.value_or(default_alpha(diff.test));
+}
+
+std::string test_text(const profile_diff& diff) {
+  if (diff.test == diff_test::welch_log_process_medians) {
+    return "Welch t over ln(per-process median) (docs/design.md, rule 17), one-sided in the direction of each "
+           "change and Holm-adjusted over the " +
+           std::to_string(diff.gated_entries) + " gated entries (h), alpha " + p_text(alpha_of(diff)) + " family-wise";
+  }
+  return "two-sided Mann-Whitney U over the per-run values, alpha " + p_text(alpha_of(diff)) +
+         " (*: normal approximation with tie correction; otherwise exact)";
+}
+
+}  // namespace compare_detail
+
+namespace {
+
+using compare_detail::p_cell;
+using compare_detail::p_text;
 
 /// The verdict, with a mark when the entry fails the gate.
 std::string verdict_text(const diff_entry& entry) {
@@ -77,10 +117,10 @@ std::string domain_name(const std::string& domain) {
   return domain.size() > 3 && domain.ends_with("_us") ? domain.substr(0, domain.size() - 3) : domain;
 }
 
-void add_row(table& rows, std::string name, const diff_entry& entry) {
+void add_row(table& rows, std::string name, const diff_entry& entry, diff_test test) {
   rows.add({std::move(name), domain_name(entry.domain), fixed(entry.a_median_us, 3), fixed(entry.b_median_us, 3),
             signed_fixed(entry.change_us, 3), entry.change_pct ? signed_fixed(*entry.change_pct, 2) + " %" : "-",
-            p_text(entry.p_value) + (entry.exact ? "" : "*"), verdict_text(entry)});
+            p_cell(entry, test), verdict_text(entry)});
 }
 
 table diff_table() {
@@ -115,7 +155,7 @@ void append_tree_markdown(std::string& out, const profile_diff& diff) {
     if (node.presence == diff_presence::added) added.push_back(name);
     if (node.presence == diff_presence::vanished) vanished.push_back(name);
     if (node.presence != diff_presence::both) name += " (" + std::string(to_string(node.presence)) + ")";
-    for (const diff_entry& entry : node.domains) add_row(rows, name, entry);
+    for (const diff_entry& entry : node.domains) add_row(rows, name, entry, diff.test);
   }
   rows.render(out);
   out += "- New paths in B: " + listed(added) + "\n";
@@ -134,15 +174,21 @@ std::string to_json(const profile_diff& diff) {
   json::object root;
   root["schema_version"] = 1;
   root["kind"] = "regionprof_diff";
-  json::object a;
-  a["file"] = sv(diff.a_file);
-  a["runs"] = diff.a_runs;
-  json::object b;
-  b["file"] = sv(diff.b_file);
-  b["runs"] = diff.b_runs;
-  root["a"] = std::move(a);
-  root["b"] = std::move(b);
-  root["alpha"] = diff.options.alpha;
+  const auto side = [](const std::string& file, std::size_t runs, const std::vector<std::string>& profiles) {
+    json::object object;
+    object["file"] = sv(file);
+    object["runs"] = runs;
+    object["processes"] = profiles.size();
+    json::array names;
+    for (const std::string& name : profiles) names.push_back(sv(name));
+    object["profiles"] = std::move(names);
+    return object;
+  };
+  root["a"] = side(diff.a_file, diff.a_runs, diff.a_profiles);
+  root["b"] = side(diff.b_file, diff.b_runs, diff.b_profiles);
+  root["test"] = sv(to_string(diff.test));
+  root["gated_entries"] = diff.gated_entries;
+  root["alpha"] = compare_detail::alpha_of(diff);
   if (diff.options.fail_if_slower) root["fail_if_slower_pct"] = *diff.options.fail_if_slower;
   root["gate_failed"] = diff.gate_failed;
   root["run_totals"] = domains_object(diff.run_totals);
@@ -168,6 +214,9 @@ std::string to_json(const profile_diff& diff) {
     }
     root["tree"] = std::move(tree);
   }
+  json::array warnings;
+  for (const warning& item : diff.warnings) warnings.push_back(report_detail::warning_object(item));
+  root["warnings"] = std::move(warnings);
   std::string text;
   report_detail::append_json(text, root, 2);
   text += '\n';
@@ -176,17 +225,16 @@ std::string to_json(const profile_diff& diff) {
 
 std::string to_markdown(const profile_diff& diff) {
   std::string out = "# regionprof diff\n\n";
-  out += "- A (baseline): " + code(diff.a_file) + ", " + std::to_string(diff.a_runs) + " runs\n";
-  out += "- B (candidate): " + code(diff.b_file) + ", " + std::to_string(diff.b_runs) + " runs\n";
-  out += "- Test: two-sided Mann-Whitney U over the per-run values, alpha " + p_text(diff.options.alpha) +
-         " (`*`: normal approximation with tie correction; otherwise exact)\n";
+  out += "- A (baseline): " + code(diff.a_file) + ", " + compare_detail::side_text(diff.a_profiles.size(), diff.a_runs) + "\n";
+  out += "- B (candidate): " + code(diff.b_file) + ", " + compare_detail::side_text(diff.b_profiles.size(), diff.b_runs) + "\n";
+  out += "- Test: " + compare_detail::test_text(diff) + "\n";
   if (diff.options.fail_if_slower) {
     out += "- Gate: slower by more than " + fixed(*diff.options.fail_if_slower, 2) + " % with p < alpha: " +
            (diff.gate_failed ? "FAILED" : "passed") + "\n";
   }
   out += "\n## Run totals\n\n";
   table totals = diff_table();
-  for (const diff_entry& entry : diff.run_totals) add_row(totals, "(run total)", entry);
+  for (const diff_entry& entry : diff.run_totals) add_row(totals, "(run total)", entry, diff.test);
   totals.render(out);
 
   out += "## Regions\n\n";
@@ -197,7 +245,7 @@ std::string to_markdown(const profile_diff& diff) {
     for (const region_diff& region : diff.regions) {
       std::string name = code(region.region_id);
       if (region.presence != diff_presence::both) name += " (" + std::string(to_string(region.presence)) + ")";
-      for (const diff_entry& entry : region.domains) add_row(rows, name, entry);
+      for (const diff_entry& entry : region.domains) add_row(rows, name, entry, diff.test);
     }
     rows.render(out);
   }
@@ -209,6 +257,8 @@ std::string to_markdown(const profile_diff& diff) {
   out += "- New in B: " + (added.empty() ? std::string("none") : added) + "\n";
   out += "- Vanished from B: " + (vanished.empty() ? std::string("none") : vanished) + "\n";
   append_tree_markdown(out, diff);
+  out += '\n';
+  report_detail::append_warnings(out, diff.warnings);
   return out;
 }
 

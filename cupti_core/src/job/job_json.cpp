@@ -112,13 +112,7 @@ std::string job_to_json(const job_report& job) {
   out += ',';
   member(out, "warnings", 1);
   json::array warnings;
-  for (const warning& w : job.warnings) {
-    json::object entry;
-    entry["code"] = std::string(to_string(w.code));
-    entry["message"] = w.message;
-    entry["source"] = std::string(to_string(w.source));
-    warnings.push_back(std::move(entry));
-  }
+  for (const warning& w : job.warnings) warnings.push_back(report_detail::warning_object(w));
   report_detail::append_json(out, warnings, 2, 1);
   out += "\n}\n";
   return out;

@@ -1,4 +1,5 @@
 // The output set and write_outputs: every file a command or the library writes, through one writer.
+#include <algorithm>
 #include <exception>
 #include <ostream>
 #include <string>
@@ -17,6 +18,11 @@ std::string_view to_string(output_format format) noexcept {
     case output_format::terminal_table: return "terminal table";
   }
   return "unknown";
+}
+
+bool output_set::has(output_format format) const noexcept {
+  return to_stdout == format ||
+         std::any_of(files.begin(), files.end(), [format](const output_file& f) { return f.format == format; });
 }
 
 output_set& output_set::add(output_format format, std::string path) {

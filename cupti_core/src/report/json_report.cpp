@@ -215,9 +215,65 @@ json::object region_summary_object(const analysis_result& result, const report_d
   return entry;
 }
 
+/// `stopping` (docs/design.md, rule 16): `noise` absent when undefined.
+json::object stopping_object(const stopping_summary& stopping) {
+  json::object object;
+  object["criterion"] = sv(stopping.criterion);
+  object["runs"] = stopping.runs;
+  if (stopping.noise) object["noise"] = *stopping.noise;
+  object["target"] = stopping.target;
+  object["reason"] = sv(to_string(stopping.reason));
+  return object;
+}
+
+json::object gpu_clocks_object(const gpu_clock_state& state) {
+  json::object object;
+  object["sm_clock_mhz"] = state.sm_clock_mhz;
+  object["memory_clock_mhz"] = state.memory_clock_mhz;
+  json::array reasons;
+  for (const std::string& reason : state.throttle_reasons) reasons.emplace_back(sv(reason));
+  object["throttle_reasons"] = std::move(reasons);
+  return object;
+}
+
+/// `environment`: the members that were read, in the schema's order.
+json::object environment_object(const machine_environment& env) {
+  json::object object;
+  if (!env.cpu_model.empty()) object["cpu_model"] = sv(env.cpu_model);
+  if (env.cpu_count != 0) object["cpu_count"] = env.cpu_count;
+  if (env.load_average) {
+    object["load_average"] = json::array{(*env.load_average)[0], (*env.load_average)[1], (*env.load_average)[2]};
+  }
+  if (env.memory_total_bytes) object["memory_total_bytes"] = *env.memory_total_bytes;
+  if (env.memory_available_bytes) object["memory_available_bytes"] = *env.memory_available_bytes;
+  if (!env.cpu_governor.empty()) object["cpu_governor"] = sv(env.cpu_governor);
+  if (env.cpu_last_level_cache_bytes) object["cpu_last_level_cache_bytes"] = *env.cpu_last_level_cache_bytes;
+  if (!env.gpus.empty()) {
+    json::array gpus;
+    for (const gpu_environment& gpu : env.gpus) {
+      json::object entry;
+      entry["index"] = gpu.index;
+      entry["name"] = sv(gpu.name);
+      if (gpu.before) entry["before"] = gpu_clocks_object(*gpu.before);
+      if (gpu.after) entry["after"] = gpu_clocks_object(*gpu.after);
+      gpus.push_back(std::move(entry));
+    }
+    object["gpus"] = std::move(gpus);
+  }
+  return object;
+}
+
 }  // namespace
 
 namespace report_detail {
+
+json::object warning_object(const warning& item) {
+  json::object entry;
+  entry["code"] = sv(to_string(item.code));
+  entry["message"] = sv(item.message);
+  entry["source"] = sv(to_string(item.source));
+  return entry;
+}
 
 void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
                        const analysis_options& options, const report_context& context, int depth) {
@@ -257,13 +313,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.end_array();
 
   report.begin_array("warnings");
-  for (const warning& item : result.warnings) {
-    json::object entry;
-    entry["code"] = sv(to_string(item.code));
-    entry["message"] = sv(item.message);
-    entry["source"] = sv(to_string(item.source));
-    report.element(entry);
-  }
+  for (const warning& item : result.warnings) report.element(report_detail::warning_object(item));
   report.end_array();
 
   // Additions beyond the reference module's report: new keys only.
@@ -272,6 +322,8 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.end_array();
   report.member("run_summary", run_summary_object(result));
   if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
+  if (context.stopping) report.member("stopping", stopping_object(*context.stopping));  // rule 16
+  if (context.environment) report.member("environment", environment_object(*context.environment));
   report.finish();
 }
 

@@ -6,6 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include <boost/json/object.hpp>
+
 #include "regionprof/analysis.hpp"
 #include "regionprof/report.hpp"
 #include "regionprof/trace.hpp"
@@ -17,5 +19,8 @@ namespace regionprof::report_detail {
 /// when it is a member's value (a job report's rank profiles, depth 3), indented to match. Throws like to_json.
 void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
                        const analysis_options& options, const report_context& context, int depth = 0);
+
+/// A warning as the reports write it: `{"code", "message", "source"}` (the report's, a job's, a diff's).
+boost::json::object warning_object(const warning& item);
 
 }  // namespace regionprof::report_detail

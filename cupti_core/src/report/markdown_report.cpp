@@ -60,6 +60,36 @@ std::string percent(std::optional<std::int64_t> part, std::optional<std::int64_t
 
 std::string count(std::uint64_t value) { return std::to_string(value); }
 
+/// part / total as a percentage with 2 decimals, from doubles; "-" when the total is 0.
+std::string percent_of(double part, double total);
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  return std::string(buffer, result.ptr);
+}
+
+/// `- Machine: ...` (report `environment`): what was read, in the schema's order.
+void machine_line(std::string& out, const machine_environment& env) {
+  std::string parts;
+  const auto add = [&parts](const std::string& part) { parts += (parts.empty() ? "" : ", ") + part; };
+  if (!env.cpu_model.empty()) add(clean(env.cpu_model));
+  if (env.cpu_count != 0) add(std::to_string(env.cpu_count) + " CPUs");
+  if (env.load_average) add("load " + fixed((*env.load_average)[0], 2) + " at start");
+  if (env.memory_available_bytes && env.memory_total_bytes) {
+    add(fixed(static_cast<double>(*env.memory_available_bytes) / (1u << 30), 1) + " of " +
+        fixed(static_cast<double>(*env.memory_total_bytes) / (1u << 30), 1) + " GiB available");
+  }
+  if (!env.cpu_governor.empty()) add("governor " + clean(env.cpu_governor));
+  for (const gpu_environment& gpu : env.gpus) {
+    std::string text = "GPU " + std::to_string(gpu.index) + " " + clean(gpu.name);
+    if (gpu.before) text += " " + std::to_string(gpu.before->sm_clock_mhz) + " MHz before";
+    if (gpu.after) text += ", " + std::to_string(gpu.after->sm_clock_mhz) + " MHz after";
+    add(text);
+  }
+  out += "- Machine: " + (parts.empty() ? std::string("nothing could be read") : parts) + "\n";
+}
+
 void overview(std::string& out, const analysis_result& result, const trace& source, const analysis_options& options,
               const report_context& context) {
   out += "# regionprof report\n\n";
@@ -83,6 +113,13 @@ void overview(std::string& out, const analysis_result& result, const trace& sour
            (rule.domain.empty() ? "" : ", domain " + code(rule.domain)) + ") -> kind " + code(rule.kind) + "\n";
   }
   out += std::string("- Cross-thread attribution: ") + (options.cross_thread ? "on" : "off") + "\n";
+  if (context.stopping) {  // docs/design.md, rule 16
+    const stopping_summary& stopping = *context.stopping;
+    out += "- Stopping: " + std::string(to_string(stopping.reason)) + " after " + std::to_string(stopping.runs) +
+           " runs, noise (" + clean(stopping.criterion) + ") " + (stopping.noise ? percent_of(*stopping.noise, 1.0) : "undefined") +
+           ", target " + percent_of(stopping.target, 1.0) + "\n";
+  }
+  if (context.environment) machine_line(out, *context.environment);
   out += "- Warnings: " + std::to_string(result.warnings.size()) + "\n\n";
 }
 
@@ -145,14 +182,18 @@ void summary_section(std::string& out, const analysis_result& result, const std:
     add(code(result.regions[summary.region].id, max_region_id_chars), std::to_string(summary.runs_present), summary.cpu, summary.device,
         summary.off_thread, summary.median_throughput);
   }
-  std::vector<double> residual_cpu, residual_device;
-  for (const run_result& run : result.runs) {
-    residual_cpu.push_back(static_cast<double>(run.residual_cpu_ns));
-    residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
-  }
+  // One run series at a time, 8 bytes per run (docs/design.md, rule 13).
+  const auto residual_summary = [&](bool on_device) {
+    std::vector<double> series;
+    series.reserve(result.runs.size());
+    for (const run_result& run : result.runs) {
+      series.push_back(static_cast<double>(on_device ? run.residual_device_ns.value_or(0) : run.residual_cpu_ns));
+    }
+    return stats::summarize(series);
+  };
   const std::string all = std::to_string(result.runs.size());
-  add("(residual)", all, stats::summarize(residual_cpu),
-      device ? std::optional(stats::summarize(residual_device)) : std::nullopt, std::nullopt, {});
+  const stats::summary residual_cpu = residual_summary(false);
+  add("(residual)", all, residual_cpu, device ? std::optional(residual_summary(true)) : std::nullopt, std::nullopt, {});
   add("(run total)", all, totals->cpu, totals->device, std::nullopt, {});
   rows.render(out);
   out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +
@@ -178,16 +219,18 @@ void runs_section(std::string& out, const analysis_result& result, const std::fu
     columns.push_back({"device span (us)", true});
   }
   table runs(std::move(columns));
-  for (const run_result& run : result.runs) {
-    std::vector<std::string> row{std::to_string(run.run_index), us(run.wall_time_ns), us(run.cpu_time_ns)};
+  // A row per run, made twice and never held (render_made): one row of memory for any number of runs.
+  runs.render_made(out, result.runs.size(), [&](std::size_t i, std::vector<std::string>& row) {
+    const run_result& run = result.runs[i];
+    row.push_back(std::to_string(run.run_index));
+    row.push_back(us(run.wall_time_ns));
+    row.push_back(us(run.cpu_time_ns));
     if (result.has_device_data) {
       row.push_back(us(run.device_time_ns));
       row.push_back(us(run.device_busy_ns));
       row.push_back(us(run.device_span_ns));
     }
-    runs.add(std::move(row));
-  }
-  runs.render(out, spill);  // a row per run: written as it grows
+  }, spill);
 }
 
 void regions_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
@@ -313,16 +356,7 @@ void key_average_view_section(std::string& out, const key_average_view& view, st
 }
 
 void warnings_section(std::string& out, const analysis_result& result) {
-  out += "## Warnings\n\n";
-  if (result.warnings.empty()) {
-    out += "None.\n";
-    return;
-  }
-  for (const warning& item : result.warnings) {
-    out += "- " + code(to_string(item.code)) + " (" + std::string(to_string(item.source)) + "): " + clean(item.message);
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    out += '\n';
-  }
+  report_detail::append_warnings(out, result.warnings);
 }
 
 }  // namespace

@@ -56,20 +56,29 @@ table::table(std::vector<column> columns) : columns_(std::move(columns)), widths
   for (std::size_t c = 0; c < columns_.size(); ++c) widths_[c] = std::max(widths_[c], display_width(columns_[c].title));
 }
 
+namespace {
+
+/// `cell` with each `|` escaped, appended to `out`.
+void append_escaped(std::string& out, std::string_view cell) {
+  for (char ch : cell) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+}
+
+}  // namespace
+
 void table::add(std::vector<std::string> row) {
   for (std::size_t c = 0; c < columns_.size(); ++c) {
     const std::string_view cell = c < row.size() ? std::string_view(row[c]) : std::string_view();
     const std::size_t begin = cells_.size();
-    for (char ch : cell) {
-      if (ch == '|') cells_ += '\\';
-      cells_ += ch;
-    }
+    append_escaped(cells_, cell);
     widths_[c] = std::max(widths_[c], display_width(std::string_view(cells_).substr(begin)));
     cell_ends_.push_back(cells_.size());
   }
 }
 
-void table::render(std::string& out, const std::function<void()>& spill) const {
+void table::header(std::string& out) const {
   line(out, [this](std::size_t c) { return std::string_view(columns_[c].title); });
   out += '|';
   for (std::size_t c = 0; c < columns_.size(); ++c) {
@@ -79,12 +88,45 @@ void table::render(std::string& out, const std::function<void()>& spill) const {
     out += " |";
   }
   out += '\n';
+}
+
+void table::added_rows(std::string& out, const std::function<void()>& spill) const {
   const std::string_view cells(cells_);
   for (std::size_t first = 0; first < cell_ends_.size(); first += columns_.size()) {
     line(out, [&](std::size_t c) {
       const std::size_t begin = first + c == 0 ? 0 : cell_ends_[first + c - 1];
       return cells.substr(begin, cell_ends_[first + c] - begin);
     });
+    if (spill && out.size() >= (std::size_t{1} << 20)) spill();
+  }
+}
+
+void table::render(std::string& out, const std::function<void()>& spill) const {
+  header(out);
+  added_rows(out, spill);
+  out += '\n';
+}
+
+void table::render_made(std::string& out, std::size_t rows, const row_maker& make, const std::function<void()>& spill) {
+  std::vector<std::string> row;
+  std::vector<std::string> escaped(columns_.size());
+  const auto make_escaped = [&](std::size_t index) {
+    row.clear();
+    make(index, row);
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      escaped[c].clear();
+      if (c < row.size()) append_escaped(escaped[c], row[c]);
+    }
+  };
+  for (std::size_t i = 0; i < rows; ++i) {
+    make_escaped(i);
+    for (std::size_t c = 0; c < columns_.size(); ++c) widths_[c] = std::max(widths_[c], display_width(escaped[c]));
+  }
+  header(out);
+  added_rows(out, spill);
+  for (std::size_t i = 0; i < rows; ++i) {
+    make_escaped(i);
+    line(out, [&](std::size_t c) { return std::string_view(escaped[c]); });
     if (spill && out.size() >= (std::size_t{1} << 20)) spill();
   }
   out += '\n';
@@ -103,6 +145,19 @@ void table::line(std::string& out, Cell cell) const {
     out += " |";
   }
   out += '\n';
+}
+
+void append_warnings(std::string& out, std::span<const warning> warnings) {
+  out += "## Warnings\n\n";
+  if (warnings.empty()) {
+    out += "None.\n";
+    return;
+  }
+  for (const warning& item : warnings) {
+    out += "- " + code(to_string(item.code)) + " (" + std::string(to_string(item.source)) + "): " + clean(item.message);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
 }
 
 }  // namespace regionprof::report_detail

@@ -4,9 +4,12 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "regionprof/warnings.hpp"
 
 namespace regionprof::report_detail {
 
@@ -44,10 +47,19 @@ class table {
   /// writes `out` somewhere and clears it), so a long table never stands whole in memory.
   void render(std::string& out, const std::function<void()>& spill = {}) const;
 
+  /// Fills `row` (cleared before each call) with row `index`'s cells, one per column.
+  using row_maker = std::function<void(std::size_t index, std::vector<std::string>& row)>;
+  /// Appends this table's rows (added ones first) and then `rows` rows made by `make`, which is called
+  /// twice per row (once for the column widths, once to write it), so those rows are never held: a
+  /// table of a million runs costs one row of memory (docs/design.md, rule 13). `spill` as in render.
+  void render_made(std::string& out, std::size_t rows, const row_maker& make, const std::function<void()>& spill = {});
+
  private:
   /// Appends one row; `cell(c)` is column c's text.
   template <typename Cell>
   void line(std::string& out, Cell cell) const;
+  void header(std::string& out) const;
+  void added_rows(std::string& out, const std::function<void()>& spill) const;
 
   std::vector<column> columns_;
   std::vector<std::size_t> widths_;  ///< per column, the widest cell so far (titles included, at least 3)
@@ -56,5 +68,9 @@ class table {
   std::string cells_;
   std::vector<std::size_t> cell_ends_;
 };
+
+/// `## Warnings` and each warning as `` - `CODE` (source): message `` (cleaned), or `None.`: the
+/// report's and the diff's section.
+void append_warnings(std::string& out, std::span<const warning> warnings);
 
 }  // namespace regionprof::report_detail

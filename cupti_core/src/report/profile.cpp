@@ -3,6 +3,7 @@
 
 #include "regionprof/output.hpp"
 #include "regionprof/profile.hpp"
+#include "analysis/releasing.hpp"
 
 namespace regionprof {
 namespace {
@@ -32,6 +33,11 @@ Profile Profile::without_events() && {
   target.target_extra_json = std::move(source_.target_extra_json);
   target.device_tracing = source_.has_device_data();
   return Profile(std::move(target), std::move(options_), std::move(context_), std::move(result_));
+}
+
+Profile Profile::analyzed_without_events(trace source, analysis_options options, report_context context) {
+  analysis_result result = detail::analyze_releasing_intervals(source, options);
+  return Profile(std::move(source), std::move(options), std::move(context), std::move(result)).without_events();
 }
 
 std::string Profile::json() const { return to_json(result_, source_, options_, context_); }

@@ -3,8 +3,11 @@
 #include "regionprof/profile_reader.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -20,6 +23,7 @@
 #include "regionprof/microseconds.hpp"
 #include "json/json_text.hpp"
 #include "json/json_with_number_text.hpp"
+#include "saved/profile_value.hpp"
 
 namespace regionprof {
 namespace {
@@ -117,6 +121,91 @@ class reader {
     }
     if (!ns) fail(at, "microseconds out of range (ns must fit in int64)");
     return *ns;
+  }
+
+  /// A number, exactly from its text (Boost.JSON's own double parse may be off by an ulp).
+  double as_double(const json::value& value, const json_location& at) const {
+    if (value.is_int64()) return static_cast<double>(value.get_int64());
+    if (value.is_uint64()) return static_cast<double>(value.get_uint64());
+    if (!value.is_double()) expected(at, "a number", value);
+    const auto text = double_texts_.find(at.key());
+    if (text == double_texts_.end()) return value.get_double();
+    double parsed = 0.0;
+    const std::string& digits = text->second;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
+    if (error != std::errc() || end != digits.data() + digits.size()) fail(at, "not a number: " + digits);
+    return parsed;
+  }
+
+  /// `stopping` (docs/design.md, rule 16).
+  stopping_summary stopping(const json::object& object, const json_location& at) const {
+    stopping_summary summary;
+    summary.criterion = as_string(required_member(object, at, "criterion"), at.member("criterion"));
+    summary.runs = static_cast<std::size_t>(as_unsigned(required_member(object, at, "runs"), at.member("runs")));
+    if (const json::value* noise = optional_member(object, "noise")) summary.noise = as_double(*noise, at.member("noise"));
+    summary.target = as_double(required_member(object, at, "target"), at.member("target"));
+    const std::string reason = as_string(required_member(object, at, "reason"), at.member("reason"));
+    const auto parsed = stop_reason_from_string(reason);
+    if (!parsed) fail(at.member("reason"), "unknown stopping reason '" + reason + "' (noise_reached, max_runs, max_time)");
+    summary.reason = *parsed;
+    return summary;
+  }
+
+  gpu_clock_state gpu_clocks(const json::object& object, const json_location& at) const {
+    gpu_clock_state state;
+    state.sm_clock_mhz = as_u32(required_member(object, at, "sm_clock_mhz"), at.member("sm_clock_mhz"));
+    state.memory_clock_mhz = as_u32(required_member(object, at, "memory_clock_mhz"), at.member("memory_clock_mhz"));
+    if (const json::array* reasons = optional_array(object, at, "throttle_reasons")) {
+      for (std::size_t i = 0; i < reasons->size(); ++i) {
+        state.throttle_reasons.push_back(as_string((*reasons)[i], at.member("throttle_reasons").element(i)));
+      }
+    }
+    return state;
+  }
+
+  std::uint32_t as_u32(const json::value& value, const json_location& at) const {
+    const std::uint64_t number = as_unsigned(value, at);
+    if (number > std::numeric_limits<std::uint32_t>::max()) fail(at, "above 2^32 - 1");
+    return static_cast<std::uint32_t>(number);
+  }
+
+  /// `environment`: every member optional, as written.
+  machine_environment environment(const json::object& object, const json_location& at) const {
+    machine_environment env;
+    env.cpu_model = optional_string(object, at, "cpu_model");
+    if (const json::value* count = optional_member(object, "cpu_count")) {
+      env.cpu_count = static_cast<std::size_t>(as_unsigned(*count, at.member("cpu_count")));
+    }
+    if (const json::array* load = optional_array(object, at, "load_average")) {
+      const json_location load_at = at.member("load_average");
+      if (load->size() != 3) fail(load_at, "expected 3 numbers (1, 5 and 15 minutes), found " + std::to_string(load->size()));
+      env.load_average = std::array<double, 3>{as_double((*load)[0], load_at.element(0)), as_double((*load)[1], load_at.element(1)),
+                                               as_double((*load)[2], load_at.element(2))};
+    }
+    if (const json::value* total = optional_member(object, "memory_total_bytes")) {
+      env.memory_total_bytes = as_unsigned(*total, at.member("memory_total_bytes"));
+    }
+    if (const json::value* available = optional_member(object, "memory_available_bytes")) {
+      env.memory_available_bytes = as_unsigned(*available, at.member("memory_available_bytes"));
+    }
+    env.cpu_governor = optional_string(object, at, "cpu_governor");
+    if (const json::value* llc = optional_member(object, "cpu_last_level_cache_bytes")) {
+      env.cpu_last_level_cache_bytes = as_unsigned(*llc, at.member("cpu_last_level_cache_bytes"));
+    }
+    if (const json::array* gpus = optional_array(object, at, "gpus")) {
+      const json_location gpus_at = at.member("gpus");
+      for (std::size_t i = 0; i < gpus->size(); ++i) {
+        const json_location gpu_at = gpus_at.element(i);
+        const json::object& entry = as_object((*gpus)[i], gpu_at);
+        gpu_environment gpu;
+        gpu.index = as_u32(required_member(entry, gpu_at, "index"), gpu_at.member("index"));
+        gpu.name = optional_string(entry, gpu_at, "name");
+        if (const json::object* before = optional_object(entry, gpu_at, "before")) gpu.before = gpu_clocks(*before, gpu_at.member("before"));
+        if (const json::object* after = optional_object(entry, gpu_at, "after")) gpu.after = gpu_clocks(*after, gpu_at.member("after"));
+        env.gpus.push_back(std::move(gpu));
+      }
+    }
+    return env;
   }
 
   std::optional<std::int64_t> optional_ns(const json::object& object, const json_location& at,
@@ -335,12 +424,16 @@ class reader {
     return value.get_bool();
   }
 
-  Profile read(const json::value& document) {
-    const json_location root;
+  /// `root`: where the profile sits in its document (the root, or `ranks[i].profile` in a job report).
+  Profile read(const json::value& document, const json_location& root) {
     if (!document.is_object()) {
       fail(root, std::string("not a regionprof profile (the document is ") + kind_name(document) + ", not an object)");
     }
     const json::object& top = document.get_object();
+    if (const json::value* kind = optional_member(top, "kind"); kind != nullptr && kind->is_string() &&
+                                                                kind->get_string() == "regionprof_job") {
+      fail(root, "a job report (kind regionprof_job), not a profile: read it with read_job or read_saved_report");
+    }
     const json::value* version = optional_member(top, "schema_version");
     if (version == nullptr) fail(root, "not a regionprof profile (no schema_version)");
     const std::uint64_t schema_version = as_unsigned(*version, root.member("schema_version"));
@@ -380,6 +473,13 @@ class reader {
           context.input.kwargs.push_back(as_string((*kwargs)[i], at.member("kwargs").element(i)));
         }
       }
+    }
+
+    if (const json::object* stopping_object = optional_object(top, root, "stopping")) {
+      context.stopping = stopping(*stopping_object, root.member("stopping"));
+    }
+    if (const json::object* environment_object = optional_object(top, root, "environment")) {
+      context.environment = environment(*environment_object, root.member("environment"));
     }
 
     // `regions` first, so that the runs' region indices follow the file's region order.
@@ -479,15 +579,38 @@ Profile read_profile_text(std::string_view text, const std::string& name) {
                                  "): " + syntax.message,
                              syntax.line, syntax.column);
   }
-  return reader(name, parsed.double_texts).read(parsed.document);
+  return reader(name, parsed.double_texts).read(parsed.document, report_detail::json_location());
 }
 
-Profile read_profile(const std::string& path) {
+namespace saved_detail {
+
+Profile read_profile_value(const boost::json::value& value, const report_detail::json_location& at,
+                           const std::string& name, const std::unordered_map<std::string, std::string>& double_texts) {
+  return reader(name, double_texts).read(value, at);
+}
+
+std::string read_text_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw profile_read_error(path, "", "is a directory, not a profile (a JSON report file)");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw profile_read_error(path, "", std::string("cannot open: ") + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    // libstdc++'s filebuf throws from underflow when read() fails (EISDIR, EIO).
+    throw profile_read_error(path, "", std::string("cannot read: ") + std::strerror(errno));
+  }
   if (in.bad()) throw profile_read_error(path, "", std::string("cannot read: ") + std::strerror(errno));
-  return read_profile_text(text, path);
+  return text;
+}
+
+}  // namespace saved_detail
+
+Profile read_profile(const std::string& path) {
+  return read_profile_text(saved_detail::read_text_file(path), path);
 }
 
 }  // namespace regionprof

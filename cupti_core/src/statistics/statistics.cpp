@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
+
+#include <boost/math/distributions/students_t.hpp>
 
 namespace regionprof::stats {
 namespace {
@@ -124,6 +127,41 @@ mann_whitney_result mann_whitney_u(std::span<const double> a, std::span<const do
   const double z = (u_max - dna * dnb / 2.0 - 0.5) / std::sqrt(variance);
   out.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
   return out;
+}
+
+welch_result welch_t(std::span<const double> a, std::span<const double> b) {
+  welch_result out;
+  if (a.size() < 2 || b.size() < 2) return out;
+  const summary sa = summarize(a);
+  const summary sb = summarize(b);
+  const double na = static_cast<double>(a.size());
+  const double nb = static_cast<double>(b.size());
+  const double va = sa.stddev * sa.stddev / na;  // squared standard error of each mean
+  const double vb = sb.stddev * sb.stddev / nb;
+  const double difference = sb.mean - sa.mean;
+  const double se2 = va + vb;
+  if (se2 <= 0.0) {
+    out.p_value = difference == 0.0 ? 1.0 : 0.0;
+    return out;
+  }
+  out.t = difference / std::sqrt(se2);
+  out.df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+  const boost::math::students_t distribution(out.df);
+  out.p_value = std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(distribution, std::fabs(out.t))));
+  return out;
+}
+
+std::vector<double> holm_adjust(std::span<const double> p) {
+  std::vector<std::size_t> order(p.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&p](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  std::vector<double> adjusted(p.size(), 1.0);
+  double running = 0.0;  // the max so far keeps the adjusted values in the order of the raw ones
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    running = std::max(running, std::min(1.0, static_cast<double>(p.size() - i) * p[order[i]]));
+    adjusted[order[i]] = running;
+  }
+  return adjusted;
 }
 
 }  // namespace regionprof::stats

@@ -1,11 +1,12 @@
 // The one place for the statistics regionprof reports across runs: median, mean, sample standard
-// deviation, min, max, median absolute deviation, coefficient of variation, and the two-sided
-// Mann-Whitney U test. Pure functions over plain doubles; the unit is the caller's (the reports pass us).
+// deviation, min, max, median absolute deviation, coefficient of variation, the two-sided
+// Mann-Whitney U test, Welch's t test and the Holm-Bonferroni adjustment. Pure functions over plain doubles; the unit is the caller's (the reports pass us).
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace regionprof::stats {
 
@@ -68,5 +69,36 @@ inline constexpr std::size_t mann_whitney_exact_limit = 50;
 /// double p = regionprof::stats::mann_whitney_u(a, b).p_value;  // 0.1 = 2 * 1 / C(6, 3)
 /// ```
 mann_whitney_result mann_whitney_u(std::span<const double> a, std::span<const double> b);
+
+/// Result of a two-sided Welch t test of "A and B have the same mean".
+struct welch_result {
+  double t = 0.0;        ///< (mean B - mean A) / sqrt(sA^2 / nA + sB^2 / nB)
+  double df = 0.0;       ///< Welch-Satterthwaite degrees of freedom; 0 when both variances are 0
+  double p_value = 1.0;  ///< two-sided, in [0, 1]
+};
+
+/// Welch's two-sided t test over `a` and `b` (as scipy.stats.ttest_ind with equal_var=False), each with
+/// at least 2 values (else p = 1):
+///
+/// - sA^2, sB^2 the sample variances (n - 1); se^2 = sA^2 / nA + sB^2 / nB; t = (mean B - mean A) / se;
+/// - df = se^4 / ((sA^2 / nA)^2 / (nA - 1) + (sB^2 / nB)^2 / (nB - 1));
+/// - p = 2 P(T_df >= |t|), Student's t distribution with df (not necessarily whole) degrees of freedom.
+/// - se = 0 (each sample constant): p = 1 when the means are equal, else 0.
+///
+/// ```
+/// const double a[] = {1, 2, 3}, b[] = {4, 5, 6};
+/// double p = regionprof::stats::welch_t(a, b).p_value;  // t = 3 / sqrt(2 / 3) = 3.674, df 4: p = 0.0213
+/// ```
+welch_result welch_t(std::span<const double> a, std::span<const double> b);
+
+/// The Holm-Bonferroni adjusted p-values of `p` (same order): with the m values sorted ascending,
+/// p'_(i) = min(1, max over j <= i of (m - j + 1) p_(j)). Rejecting where p' < alpha keeps the chance
+/// of any false rejection among the m at most alpha, whatever their dependence.
+///
+/// ```
+/// const std::vector<double> p{0.01, 0.04, 0.03};
+/// std::vector<double> adjusted = regionprof::stats::holm_adjust(p);  // {0.03, 0.06, 0.06}
+/// ```
+std::vector<double> holm_adjust(std::span<const double> p);
 
 }  // namespace regionprof::stats

@@ -35,10 +35,15 @@ std::optional<std::uint64_t> first_set(const std::function<std::optional<std::st
   return std::nullopt;
 }
 
-/// Expands every placeholder, or all but `%p` and `%%` (kept as written) when `keep_pid`.
-std::string expand(std::string_view pattern, const process_identity& identity, bool keep_pid) {
+/// What expand() replaces: every placeholder; all but `%p` and `%%`; only `%n`.
+enum class expansion : std::uint8_t { all = 0, all_but_pid = 1, process_index_only = 2 };
+
+/// Expands the placeholders `mode` names; the others stay as written (a kept `%h` is the host escaped).
+std::string expand(std::string_view pattern, const process_identity& identity, expansion mode) {
+  const bool keep_pid = mode != expansion::all;
   std::string out;
-  bool unique = false;  // the pattern names the rank or the pid
+  bool unique = false;        // the pattern names the rank or the pid
+  bool unique_index = false;  // the pattern names the process index or the pid
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') {
       out += pattern[i];
@@ -49,6 +54,13 @@ std::string expand(std::string_view pattern, const process_identity& identity, b
                                    "': a lone '%' at the end (write '%%' for a '%')");
     }
     const char placeholder = pattern[++i];
+    if (mode == expansion::process_index_only && placeholder != 'n') {
+      if (placeholder == 'r') unique = true;
+      if (placeholder == 'p') unique = unique_index = true;
+      out += '%';
+      out += placeholder;
+      continue;
+    }
     switch (placeholder) {
       case 'r':
         out += std::to_string(identity.rank.value_or(0));
@@ -59,12 +71,17 @@ std::string expand(std::string_view pattern, const process_identity& identity, b
       case 'p':
         out += keep_pid ? std::string("%p") : std::to_string(identity.pid);
         unique = true;
+        unique_index = true;
+        break;
+      case 'n':
+        out += std::to_string(identity.process_index.value_or(0));
+        unique_index = true;
         break;
       case '%': out += keep_pid ? "%%" : "%"; break;
       default:
         throw process_identity_error("output path '" + std::string(pattern) + "': unknown placeholder '%" +
                                      std::string(1, placeholder) +
-                                     "' (known: %r rank, %l local rank, %h host, %p pid, %% a '%')");
+                                     "' (known: %r rank, %l local rank, %h host, %p pid, %n process index, %% a '%')");
     }
   }
   if (!unique && identity.world_size.value_or(1) > 1) {
@@ -72,6 +89,12 @@ std::string expand(std::string_view pattern, const process_identity& identity, b
                                  std::to_string(*identity.world_size) +
                                  " processes and all of them would write this one file; add %r (the rank) or "
                                  "%p (the pid) to the path, e.g. 'profile-%r.json'");
+  }
+  if (!unique_index && identity.process_count.value_or(1) > 1) {
+    throw process_identity_error("output path '" + std::string(pattern) + "': " +
+                                 std::to_string(*identity.process_count) +
+                                 " processes would all write this one file; add %n (the process index) to the "
+                                 "path, e.g. 'prof-%n.json'");
   }
   return out;
 }
@@ -112,11 +135,15 @@ process_identity this_process_identity() {
 }
 
 std::string expand_output_path(std::string_view pattern, const process_identity& identity) {
-  return expand(pattern, identity, false);
+  return expand(pattern, identity, expansion::all);
 }
 
 std::string expand_output_path_but_pid(std::string_view pattern, const process_identity& identity) {
-  return expand(pattern, identity, true);
+  return expand(pattern, identity, expansion::all_but_pid);
+}
+
+std::string expand_process_index(std::string_view pattern, const process_identity& identity) {
+  return expand(pattern, identity, expansion::process_index_only);
 }
 
 std::string escape_output_path(std::string_view text) {

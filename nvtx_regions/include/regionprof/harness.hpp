@@ -13,14 +13,27 @@
 #include "regionprof/analysis.hpp"
 #include "regionprof/capture.hpp"
 #include "regionprof/device_session.hpp"
+#include "regionprof/machine.hpp"
 #include "regionprof/profile.hpp"
+#include "regionprof/stopping.hpp"
 
 namespace regionprof {
 
 /// Settings of regionprof::profile.
 struct profile_options {
   std::size_t warmup_runs = 3;     ///< calls before recording starts (not recorded, not reported)
-  std::size_t measured_runs = 10;  ///< recorded, reported runs (at least 1)
+  std::size_t measured_runs = 10;  ///< recorded, reported runs (at least 1); ignored with stopping.max_noise
+  /// Stop on noise (docs/design.md, rule 16): with `stopping.max_noise` set, measured runs go on until the
+  /// noise of the run's wall time is at most max_noise with min_runs and min_time_s met, or max_runs or
+  /// max_time_s is reached; the report gains `stopping` (and NOISE_TARGET_NOT_MET at a maximum).
+  stopping_options stopping;
+  /// Cold runs: before every measured run (and the internal warm-up), outside its timing, write a buffer
+  /// of the CPU's last-level cache size (regionprof::cpu_cache_flusher) and, on a CUDA context, memset an
+  /// L2-sized device buffer; each flush is an NVTX range `regionprof.cache_flush` (domain `regionprof`)
+  /// between the runs.
+  bool flush_cache = false;
+  /// Where /proc and /sys are read for report `environment` and the flush size: "/" (a test's fake tree).
+  std::string system_root = "/";
   /// Also write the Chrome trace here (Perfetto, chrome://tracing). Placeholders expand as in
   /// regionprof::expand_output_path (`%r` rank, `%l` local rank, `%h` host, `%p` pid, `%%`); with a
   /// world size above 1 the path must hold `%r` or `%p` (else std::invalid_argument, before any run).
@@ -42,10 +55,13 @@ struct profile_options {
   report_input input;
 };
 
-/// Profiles `workload`: `warmup_runs` unrecorded calls; then, recording, one internal warm-up call
-/// (it absorbs the capture's and CUPTI's buffer allocation; its run is discarded through
-/// analysis_options::skip_runs) and `measured_runs` calls, each as: device synchronize, wall clock,
-/// run marker (`regionprof.profiled_run`) around the call, device synchronize, wall clock.
+/// Profiles `workload`: reads the machine's state (report `environment`, regionprof::machine_probe);
+/// `warmup_runs` unrecorded calls; then, recording, one internal warm-up call (it absorbs the capture's
+/// and CUPTI's buffer allocation; its run is discarded through analysis_options::skip_runs) and
+/// `measured_runs` calls (or as many as `stopping` decides), each as: cache flush (with `flush_cache`),
+/// device synchronize, wall clock, run marker (`regionprof.profiled_run`) around the call, device
+/// synchronize, wall clock. MACHINE_LOADED, CPU_SCALING_ENABLED and GPU_THROTTLED come from the
+/// environment.
 ///
 /// Returns the Profile (json(), markdown(), write_json(), write_trace()) with the trace's
 /// run_wall_times_ns and the report context (warmup_runs, measured_runs, uses_inference_function, input).
@@ -53,8 +69,9 @@ struct profile_options {
 /// tool owns NVTX (NVTX_TOOL_CONFLICT) the runs are timed by the wall clock alone.
 ///
 /// Throws:
-/// - std::invalid_argument for measured_runs == 0, an empty workload, analysis.skip_runs != 0, or an
-///   invalid rule (regionprof::validate_name_rule; before the workload runs);
+/// - std::invalid_argument for measured_runs == 0, an empty workload, analysis.skip_runs != 0, an
+///   invalid rule (regionprof::validate_name_rule) or invalid stopping options
+///   (regionprof::validate_stopping_options), before the workload runs;
 /// - std::logic_error when another profile or capture session is active in the process;
 /// - std::runtime_error starting with `RUN_COUNT_MISMATCH` when the run-marker rule finds a number of
 ///   measured runs other than measured_runs (a custom rule must match exactly one range per call). When
@@ -71,5 +88,18 @@ struct profile_options {
 /// result.write_json("profile.json");
 /// ```
 Profile profile(const std::function<void()>& workload, const profile_options& options = {});
+
+/// The NVTX range (domain `regionprof`) around each cold-run flush, between the runs.
+inline constexpr const char* cache_flush_range_name = "regionprof.cache_flush";
+
+/// The cold-run flush before a run (profile_options::flush_cache; regionprof::benchmark's too): `cpu`
+/// writes the last-level cache over and `device` (may be null) the L2, inside a `regionprof.cache_flush`
+/// range. Call it outside the run's timing.
+///
+/// ```
+/// regionprof::cpu_cache_flusher cpu;
+/// regionprof::flush_caches(cpu, nullptr);
+/// ```
+void flush_caches(cpu_cache_flusher& cpu, device_session* device) noexcept;
 
 }  // namespace regionprof
