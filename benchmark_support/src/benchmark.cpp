@@ -193,8 +193,8 @@ void recorder::finish() {
     for (const region_aggregate& a : run.regions) {
       cpu[a.region] += a.cpu_time_ns;
       device[a.region] += a.device_time_ns.value_or(0);
-      if (a.work) {
-        work[a.region] += *a.work;
+      if (const declared_work* declared = work_of(result, a)) {
+        work[a.region] += *declared;
         work_cpu[a.region] += a.cpu_time_ns;
         work_device[a.region] += a.device_time_ns.value_or(0);
       }

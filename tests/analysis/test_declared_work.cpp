@@ -23,6 +23,15 @@ const region_aggregate* region_in(const analysis_result& result, std::size_t run
   return nullptr;
 }
 
+/// The work of region `id` in `run`; fails the test when the region or its work is absent.
+const declared_work& work_in(const analysis_result& result, std::size_t run, const std::string& id) {
+  const region_aggregate* aggregate = region_in(result, run, id);
+  BOOST_TEST_REQUIRE(aggregate != nullptr, id);
+  const declared_work* work = work_of(result, *aggregate);
+  BOOST_TEST_REQUIRE(work != nullptr, id);
+  return *work;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(declared_work)
@@ -34,19 +43,19 @@ BOOST_AUTO_TEST_CASE(instances_of_a_region_in_one_run_sum) {
   BOOST_TEST_REQUIRE(copy != nullptr);
   BOOST_TEST(copy->calls == 2u);
   BOOST_TEST(copy->cpu_time_ns == 300);  // [100, 300] + [400, 500]
-  BOOST_TEST_REQUIRE(copy->work.has_value());
-  BOOST_TEST(copy->work->bytes.value_or(0) == 1500u);  // 1000 + 500
-  BOOST_TEST(copy->work->flops.value_or(0) == 4000u);  // the first instance only
-  BOOST_TEST(!copy->work->items.has_value());                           // never declared
+  const regionprof::declared_work& work = work_in(r, 0, "aot_module:copy");
+  BOOST_TEST(work.bytes.value_or(0) == 1500u);  // 1000 + 500
+  BOOST_TEST(work.flops.value_or(0) == 4000u);  // the first instance only
+  BOOST_TEST(!work.items.has_value());          // never declared
   // Runs keep their own work.
-  BOOST_TEST(region_in(r, 1, "aot_module:copy")->work->bytes.value_or(0) == 1500u);
-  BOOST_TEST(region_in(r, 2, "aot_module:copy")->work->bytes.value_or(0) == 1000u);
-  BOOST_TEST(!region_in(r, 1, "aot_module:copy")->work->flops.has_value());
+  BOOST_TEST(work_in(r, 1, "aot_module:copy").bytes.value_or(0) == 1500u);
+  BOOST_TEST(work_in(r, 2, "aot_module:copy").bytes.value_or(0) == 1000u);
+  BOOST_TEST(!work_in(r, 1, "aot_module:copy").flops.has_value());
   // A zero-length instance keeps its work (its throughput is what is absent, report_detail).
   const region_aggregate* idle = region_in(r, 0, "aot_module:idle");
   BOOST_TEST_REQUIRE(idle != nullptr);
   BOOST_TEST(idle->cpu_time_ns == 0);
-  BOOST_TEST(idle->work->items.value_or(0) == 7u);
+  BOOST_TEST(work_in(r, 0, "aot_module:idle").items.value_or(0) == 7u);
 }
 
 BOOST_AUTO_TEST_CASE(a_nested_region_work_is_not_its_topmost_regions) {
@@ -54,14 +63,15 @@ BOOST_AUTO_TEST_CASE(a_nested_region_work_is_not_its_topmost_regions) {
   // and its work does not go to copy (copy's bytes stay 1000 + 500).
   const analysis_result r = analyze(declared_work_trace(false), analysis_options{});
   BOOST_TEST(region_in(r, 0, "aot_module:inner") == nullptr);
-  BOOST_TEST(region_in(r, 0, "aot_module:copy")->work->bytes.value_or(0) == 1500u);
+  BOOST_TEST(work_in(r, 0, "aot_module:copy").bytes.value_or(0) == 1500u);
 }
 
 BOOST_AUTO_TEST_CASE(regions_without_declared_work_have_none) {
   const trace t = trace_builder().thread(1).marker(0, 100).range("aot_module:a", 10, 20).build();
   const analysis_result r = analyze(t, analysis_options{});
   BOOST_TEST_REQUIRE(r.runs.at(0).regions.size() == 1u);
-  BOOST_TEST(!r.runs[0].regions[0].work.has_value());
+  BOOST_TEST(work_of(r, r.runs[0].regions[0]) == nullptr);
+  BOOST_TEST(r.work.empty());
 }
 
 BOOST_AUTO_TEST_CASE(work_outside_every_run_and_on_a_skipped_run_counts_nowhere) {
@@ -77,7 +87,7 @@ BOOST_AUTO_TEST_CASE(work_outside_every_run_and_on_a_skipped_run_counts_nowhere)
   options.skip_runs = 1;
   const analysis_result r = analyze(t, options);
   BOOST_TEST_REQUIRE(r.runs.size() == 1u);
-  BOOST_TEST(r.runs[0].regions.at(0).work->bytes.value_or(0) == 5u);
+  BOOST_TEST(work_in(r, 0, "aot_module:a").bytes.value_or(0) == 5u);
 }
 
 BOOST_AUTO_TEST_CASE(sums_saturate_instead_of_wrapping) {
@@ -89,7 +99,7 @@ BOOST_AUTO_TEST_CASE(sums_saturate_instead_of_wrapping) {
                       .range("aot_module:a", 30, 40).work({.bytes = 5})
                       .build();
   const analysis_result r = analyze(t, analysis_options{});
-  BOOST_TEST(r.runs.at(0).regions.at(0).work->bytes.value_or(0) == max);
+  BOOST_TEST(work_in(r, 0, "aot_module:a").bytes.value_or(0) == max);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -119,9 +119,9 @@ json::object run_object(const run_result& run, const analysis_result& result) {
       if (device_total) entry["device_time_fraction"] = fraction(*aggregate.device_time_ns, *run.device_time_ns);
     }
     if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = us(*aggregate.off_thread_cpu_time_ns);
-    if (aggregate.work) {
-      entry["work"] = work_object(*aggregate.work);
-      entry["throughput"] = throughput_object(report_detail::throughput_of(aggregate));
+    if (const declared_work* work = work_of(result, aggregate)) {
+      entry["work"] = work_object(*work);
+      entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate));
     }
     regions.push_back(std::move(entry));
   }

@@ -295,7 +295,7 @@ void attribution_section(std::string& out, const analysis_result& result, const 
     }
     std::array<bool, report_detail::throughput::size> rates{};  // rule 18: the figures this run has
     for (const region_aggregate& aggregate : run.regions) {
-      const report_detail::throughput rate = report_detail::throughput_of(aggregate);
+      const report_detail::throughput rate = report_detail::throughput_of(result, aggregate);
       for (std::size_t f = 0; f < rates.size(); ++f) rates[f] = rates[f] || rate.figures[f];
     }
     for (std::size_t f = 0; f < rates.size(); ++f) {
@@ -317,7 +317,7 @@ void attribution_section(std::string& out, const analysis_result& result, const 
     };
     for (const region_aggregate& aggregate : run.regions) {
       add(code(result.regions[aggregate.region].id, max_region_id_chars), count(aggregate.calls), aggregate.cpu_time_ns,
-          us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns, report_detail::throughput_of(aggregate));
+          us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns, report_detail::throughput_of(result, aggregate));
     }
     add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns, {});
     add("(run total)", "-", run.cpu_time_ns, "-", run.device_time_ns, {});

@@ -58,10 +58,11 @@ run_stats summarize_ns(const std::vector<std::int64_t>& values_ns) {
 
 }  // namespace
 
-throughput throughput_of(const region_aggregate& aggregate) {
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate) {
   throughput out;
-  if (!aggregate.work) return out;
-  const declared_work& work = *aggregate.work;
+  const declared_work* declared = work_of(result, aggregate);
+  if (declared == nullptr) return out;
+  const declared_work& work = *declared;
   const std::optional<std::uint64_t>* quantities[] = {&work.bytes, &work.flops, &work.items};
   const std::optional<std::int64_t> times[] = {aggregate.cpu_time_ns, aggregate.device_time_ns};
   for (std::size_t q = 0; q < 3; ++q) {
@@ -75,12 +76,7 @@ throughput throughput_of(const region_aggregate& aggregate) {
 }
 
 bool has_declared_work(const analysis_result& result) {
-  for (const run_result& run : result.runs) {
-    for (const region_aggregate& aggregate : run.regions) {
-      if (aggregate.work) return true;
-    }
-  }
-  return false;
+  return !result.work.empty();
 }
 
 std::string rate_text(double per_second) {
@@ -139,7 +135,7 @@ std::vector<region_summary> summarize_regions(const analysis_result& result) {
     std::vector<std::vector<throughput>> series(region_count);
     for (const run_result& run : result.runs) {
       for (const region_aggregate& aggregate : run.regions) {
-        if (aggregate.work) series[aggregate.region].push_back(throughput_of(aggregate));
+        if (work_of(result, aggregate)) series[aggregate.region].push_back(throughput_of(result, aggregate));
       }
     }
     std::vector<double> values;

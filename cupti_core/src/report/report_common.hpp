@@ -62,7 +62,7 @@ struct throughput {
 
 /// The run's throughput of one region: its declared work (absent: every figure absent) over its CPU
 /// time (rule 5) and its device time (rule 6).
-throughput throughput_of(const region_aggregate& aggregate);
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate);
 
 /// True when some region of some run declared work (the views then show throughput columns).
 bool has_declared_work(const analysis_result& result);

@@ -260,7 +260,8 @@ class reader {
       quantity("bytes", declared.bytes);
       quantity("flops", declared.flops);
       quantity("items", declared.items);
-      region.work = declared;
+      region.work = static_cast<std::uint32_t>(result.work.size());
+      result.work.push_back(declared);
     }
     return region;
   }
