@@ -186,10 +186,18 @@ void recorder::finish() {
   }
   std::vector<std::int64_t> cpu(result.regions.size(), 0);
   std::vector<std::int64_t> device(result.regions.size(), 0);
+  std::vector<declared_work> work(result.regions.size());  // rule 18: summed over all runs
+  std::vector<std::int64_t> work_cpu(result.regions.size(), 0);
+  std::vector<std::int64_t> work_device(result.regions.size(), 0);
   for (const run_result& run : result.runs) {
     for (const region_aggregate& a : run.regions) {
       cpu[a.region] += a.cpu_time_ns;
       device[a.region] += a.device_time_ns.value_or(0);
+      if (const declared_work* declared = work_of(result, a)) {
+        work[a.region] += *declared;
+        work_cpu[a.region] += a.cpu_time_ns;
+        work_device[a.region] += a.device_time_ns.value_or(0);
+      }
     }
   }
   for (std::size_t r = 0; r < result.regions.size(); ++r) {
@@ -198,6 +206,21 @@ void recorder::finish() {
     if (result.has_device_data) {
       state_.counters[id + "_device_us"] =
           ::benchmark::Counter(static_cast<double>(device[r]) / 1000.0 * per_iteration);
+    }
+    // Rule 18: declared work over the region's own time, over the runs whose instances declared it.
+    const auto rate = [&](const char* suffix, const std::optional<std::uint64_t>& quantity, std::int64_t time_ns) {
+      if (quantity && time_ns > 0) {
+        state_.counters[id + suffix] =
+            ::benchmark::Counter(static_cast<double>(*quantity) * 1e9 / static_cast<double>(time_ns));
+      }
+    };
+    rate("_bytes_per_second", work[r].bytes, work_cpu[r]);
+    rate("_flops_per_second", work[r].flops, work_cpu[r]);
+    rate("_items_per_second", work[r].items, work_cpu[r]);
+    if (result.has_device_data) {
+      rate("_device_bytes_per_second", work[r].bytes, work_device[r]);
+      rate("_device_flops_per_second", work[r].flops, work_device[r]);
+      rate("_device_items_per_second", work[r].items, work_device[r]);
     }
   }
 }

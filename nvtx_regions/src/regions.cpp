@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "regionprof/capture.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
 
@@ -13,6 +14,15 @@ registered_region::registered_region(std::string_view kind, std::string_view nam
   range_name_.append(":").append(name);
   handle_ = nvtxDomainRegisterStringA(detail::domain(), range_name_.c_str());
 }
+
+namespace detail {
+const work_mark_handles& work_marks() noexcept {
+  static const work_mark_handles handles{nvtxDomainRegisterStringA(domain(), work_mark_names[0]),
+                                         nvtxDomainRegisterStringA(domain(), work_mark_names[1]),
+                                         nvtxDomainRegisterStringA(domain(), work_mark_names[2])};
+  return handles;
+}
+}  // namespace detail
 
 void push_run() noexcept {
   static const nvtxStringHandle_t handle = nvtxDomainRegisterStringA(detail::domain(), run_marker_name);

@@ -487,21 +487,31 @@ class region(contextlib.ContextDecorator):
     costs one push. With :func:`profile`'s default rules ``region:<name>`` is the region
     ``region:<name>``.
 
-    ```
-    with regionprof.region("parse"):
-        parse()
+    ``bytes``, ``flops`` and ``items`` (non-negative ints) declare the work each entry does
+    (docs/design.md, rule 18): the report's ``throughput`` divides it by the region's own CPU and device
+    time; entries of one run sum. Each declared quantity costs one NVTX mark on entry.
 
-    @regionprof.region("decode")
+    ```
+    with regionprof.region("parse", bytes=len(data)):
+        parse(data)
+
+    @regionprof.region("decode", items=32)
     def decode(batch): ...
     ```
     """
 
     _handles: Dict[Tuple[str, str], int] = {}
 
-    def __init__(self, name: str, kind: str = "region") -> None:
+    def __init__(self, name: str, kind: str = "region", *, bytes: Optional[int] = None,
+                 flops: Optional[int] = None, items: Optional[int] = None) -> None:
         for parameter, value in (("name", name), ("kind", kind)):
             if not isinstance(value, str):
                 raise TypeError(f"{parameter} must be a str, not {type(value).__name__}")
+        for parameter, value in (("bytes", bytes), ("flops", flops), ("items", items)):
+            if value is not None:
+                _check_int(parameter, value)
+                if value >= 1 << 64:
+                    raise ValueError(f"{parameter} must be below 2**64, not {value}")
         key = (kind, name)
         handle = region._handles.get(key)
         if handle is None:
@@ -509,14 +519,22 @@ class region(contextlib.ContextDecorator):
             region._handles[key] = handle
         self.name = name
         self.kind = kind
+        self.bytes = bytes
+        self.flops = flops
+        self.items = items
         self._handle = handle
+        self._work = bytes is not None or flops is not None or items is not None
 
     def __enter__(self) -> "region":
         _native.push(self._handle)
+        if self._work:
+            _native.declare_work(self.bytes, self.flops, self.items)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _native.pop()
 
     def __repr__(self) -> str:
-        return f"regionprof.region({self.name!r}, kind={self.kind!r})"
+        work = "".join(f", {q}={v!r}" for q, v in (("bytes", self.bytes), ("flops", self.flops), ("items", self.items))
+                       if v is not None)
+        return f"regionprof.region({self.name!r}, kind={self.kind!r}{work})"

@@ -171,6 +171,12 @@ NB_MODULE(_native, m) {
     regionprof_region_push(reinterpret_cast<regionprof_region_handle>(handle));
   }, nb::arg("handle"));
   m.def("pop", [] { regionprof_region_pop(); });
+  m.def("declare_work",
+        [](std::optional<std::uint64_t> bytes, std::optional<std::uint64_t> flops, std::optional<std::uint64_t> items) {
+          regionprof::declare_work({bytes, flops, items});
+        },
+        nb::arg("bytes").none(), nb::arg("flops").none(), nb::arg("items").none(),
+        "Declares work for the innermost regionprof range open on this thread (docs/design.md, rule 18).");
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
 

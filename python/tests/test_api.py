@@ -57,6 +57,64 @@ def test_region_custom_kind_and_nesting() -> None:
     assert "region:inner" not in ids(p)
 
 
+def test_region_declared_work_gives_throughput_over_its_cpu_time() -> None:
+    # docs/design.md, rule 18: two entries per run declare 4096 + 1024 bytes and 2 items (flops never);
+    # throughput = declared work / the region's CPU time in that run, as the report gives it.
+    copy = regionprof.region("copy", bytes=4096, items=2)
+
+    def step() -> None:
+        with copy:
+            bytearray(1 << 16)
+        with regionprof.region("copy", bytes=1024):
+            bytearray(1 << 16)
+        with regionprof.region("plain"):
+            pass
+
+    p = regionprof.profile(step, warmup_runs=0, measured_runs=3)
+    cpu_medians = []
+    for run in p.data["runs"]:
+        entry = {r["region_id"]: r for r in run["regions"]}
+        region = entry["region:copy"]
+        assert region["calls"] == 2
+        assert region["work"] == {"bytes": 5120, "items": 2}
+        seconds = region["cpu_time_us"] / 1e6
+        assert region["throughput"]["cpu_bytes_per_second"] == pytest.approx(5120 / seconds, rel=1e-12)
+        assert region["throughput"]["cpu_items_per_second"] == pytest.approx(2 / seconds, rel=1e-12)
+        assert "cpu_flops_per_second" not in region["throughput"]
+        assert "work" not in entry["region:plain"] and "throughput" not in entry["region:plain"]
+        cpu_medians.append(region["throughput"]["cpu_bytes_per_second"])
+    summary = {s["region_id"]: s for s in p.data["region_summary"]}
+    assert summary["region:copy"]["throughput"]["cpu_bytes_per_second"] == sorted(cpu_medians)[1]
+    assert "throughput" not in summary["region:plain"]
+    assert "median CPU bytes/s" in p.markdown()
+    assert repr(copy) == "regionprof.region('copy', kind='region', bytes=4096, items=2)"
+
+
+def test_nvtx_package_marks_declare_work_for_their_domains_range() -> None:
+    # Rule 18's work marks are plain NVTX marks: any NVTX emitter declares work with them. The first
+    # is in the region's domain (regionprof); the second, in another domain with no range open, is
+    # attached to nothing; the third has a negative payload and stays a mark.
+    def step() -> None:
+        with regionprof.region("copy"):
+            nvtx.mark(message="regionprof.work.bytes", payload=1000, domain="regionprof")
+            nvtx.mark(message="regionprof.work.items", payload=5, domain="elsewhere")
+            nvtx.mark(message="regionprof.work.flops", payload=-3, domain="regionprof")
+
+    p = regionprof.profile(step, warmup_runs=0, measured_runs=2)
+    assert [r["work"] for run in p.data["runs"] for r in run["regions"]] == [{"bytes": 1000}] * 2
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"bytes": 1.5}, TypeError, r"^bytes must be an int, not float"),
+    ({"flops": -1}, ValueError, r"^flops must be at least 0, not -1"),
+    ({"items": True}, TypeError, r"^items must be an int, not bool"),
+    ({"bytes": 1 << 64}, ValueError, r"^bytes must be below 2\*\*64"),
+])
+def test_region_work_must_be_a_non_negative_int(kwargs, error, message) -> None:
+    with pytest.raises(error, match=message):
+        regionprof.region("x", **kwargs)
+
+
 def test_workload_exception_propagates_and_next_profile_works() -> None:
     def boom() -> None:
         raise KeyError("from the workload")

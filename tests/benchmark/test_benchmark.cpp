@@ -1,4 +1,5 @@
 // regionprof::benchmark: the rule for K, file names, and build/bin/benchmark_suite end to end.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -104,6 +105,43 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
       BOOST_TEST(saved.source().target_type == "google_benchmark");
       BOOST_TEST(!saved.result().runs.empty());
       BOOST_TEST(saved.result().regions.size() == 2u);
+      // Rule 18: a region that declares work (only aot_module:parse, bytes and items) gets
+      // <region>_bytes_per_second = its declared bytes summed over the profile's runs over its CPU time
+      // summed over them, the items likewise; no other region and no other quantity gets one.
+      std::uint64_t bytes = 0, items = 0;
+      std::int64_t cpu_ns = 0;
+      for (const regionprof::run_result& profiled : saved.result().runs) {
+        for (const regionprof::region_aggregate& a : profiled.regions) {
+          if (saved.result().regions[a.region].id != "aot_module:parse") {
+            BOOST_TEST(regionprof::work_of(saved.result(), a) == nullptr);
+            continue;
+          }
+          const regionprof::declared_work* work = regionprof::work_of(saved.result(), a);
+          BOOST_TEST_REQUIRE(work != nullptr);
+          bytes += work->bytes.value_or(0);
+          items += work->items.value_or(0);
+          cpu_ns += a.cpu_time_ns;
+        }
+      }
+      for (const char* region : {regions.first, regions.second}) {
+        const bool declares = std::string(region) == "aot_module:parse";
+        for (const char* quantity : {"_bytes_per_second", "_items_per_second"}) {
+          BOOST_TEST(entry.contains(std::string(region) + quantity) == declares, region << quantity);
+        }
+        BOOST_TEST(!entry.contains(std::string(region) + "_flops_per_second"));
+      }
+      if (std::string(name) == "BM_ParseAndSum") {
+        BOOST_TEST_REQUIRE(cpu_ns > 0);
+        // Each iteration declares 2,000 items and the text's size in bytes: whole iterations of both.
+        BOOST_TEST_REQUIRE(items > 0u);
+        BOOST_TEST(items % 2'000u == 0u);
+        BOOST_TEST(bytes % (items / 2'000u) == 0u);
+        const double seconds = static_cast<double>(cpu_ns) / 1e9;
+        BOOST_TEST(entry.at("aot_module:parse_bytes_per_second").to_number<double>() == static_cast<double>(bytes) / seconds,
+                   boost::test_tools::tolerance(1e-6));
+        BOOST_TEST(entry.at("aot_module:parse_items_per_second").to_number<double>() == static_cast<double>(items) / seconds,
+                   boost::test_tools::tolerance(1e-6));
+      }
     }
   }
   std::size_t files = 0;

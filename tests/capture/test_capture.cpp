@@ -407,6 +407,55 @@ BOOST_AUTO_TEST_CASE(marks_are_kept_beside_the_trace) {
   }
 }
 
+/// A mark `name` in `domain` with a payload (rule 18's work marks when `name` is regionprof.work.*).
+static void payload_mark(nvtxDomainHandle_t domain, const char* name, nvtxPayloadType_t type, double value) {
+  nvtxEventAttributes_t attributes = ascii(name);
+  attributes.payloadType = type;
+  if (type == NVTX_PAYLOAD_TYPE_DOUBLE) attributes.payload.dValue = value;
+  if (type == NVTX_PAYLOAD_TYPE_INT64) attributes.payload.llValue = static_cast<std::int64_t>(value);
+  if (type == NVTX_PAYLOAD_TYPE_UNSIGNED_INT64) attributes.payload.ullValue = static_cast<std::uint64_t>(value);
+  nvtxDomainMarkEx(domain, &attributes);
+}
+
+// Rule 18: work marks belong to the innermost push range of their domain open on their thread, sum per
+// range, keep no time and are not marks; a work mark without such a range is counted in unattached_work;
+// one with a negative or no payload is a plain mark.
+BOOST_AUTO_TEST_CASE(work_marks_declare_work_for_the_innermost_range_of_their_domain) {
+  static const registered_region copy{"region", "copy"};
+  static const registered_region inner{"region", "inner"};
+  const nvtxDomainHandle_t other = nvtxDomainCreateA("other");
+  const nvtxDomainHandle_t ours = nvtxDomainCreateA("regionprof");
+  const nvtxEventAttributes_t outer_other = ascii("outer_other");
+  capture_session session;
+  {
+    scoped_region scope{copy, {.bytes = std::uint64_t{1} << 40, .flops = 6}};  // bytes past 2^32: the 64-bit value is kept
+    nvtxDomainRangePushEx(other, &outer_other);
+    payload_mark(other, "regionprof.work.items", NVTX_PAYLOAD_TYPE_DOUBLE, 2.6);  // to outer_other: 3 (rounded)
+    declare_work({.bytes = 5});  // domain regionprof: to copy, not to outer_other
+    nvtxDomainRangePop(other);
+    {
+      scoped_region nested{inner, {.items = 4}};
+    }
+    payload_mark(ours, "regionprof.work.flops", NVTX_PAYLOAD_TYPE_INT64, -1);  // negative: a plain mark
+    payload_mark(ours, "regionprof.work.flops", NVTX_PAYLOAD_TYPE_UNSIGNED_INT64, 1);  // copy's flops: 6 + 1
+  }
+  declare_work({.bytes = 9});  // no range open: unattached
+  capture_result result = session.stop();
+  const trace& t = result.data;
+  BOOST_TEST(result.stats.unattached_work == 1u);
+  BOOST_REQUIRE_EQUAL(result.marks.size(), 1u);  // only the negative one is a mark
+  BOOST_TEST(t.strings.view(result.marks[0].name) == "regionprof.work.flops");
+  std::map<std::string, declared_work> by_name;
+  for (const interval_work& w : t.declared_work) {
+    BOOST_REQUIRE_LT(w.interval, t.intervals.size());
+    by_name[std::string(name_of(t, t.intervals[w.interval]))] = w.work;
+  }
+  BOOST_REQUIRE_EQUAL(by_name.size(), 3u);
+  BOOST_TEST((by_name["region:copy"] == declared_work{.bytes = (std::uint64_t{1} << 40) + 5, .flops = 7}));
+  BOOST_TEST((by_name["outer_other"] == declared_work{.items = 3}));
+  BOOST_TEST((by_name["region:inner"] == declared_work{.items = 4}));
+}
+
 // One thread, a cap of two chunks: exactly 2 x records_per_chunk records are kept, every other one is
 // counted.
 BOOST_AUTO_TEST_CASE(memory_cap_drops_and_counts_exactly) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -189,6 +190,48 @@ BOOST_AUTO_TEST_CASE(cpu_only_profile_says_why) {
     BOOST_TEST(!run.regions[0].device_time_ns.has_value());
     BOOST_TEST(run.regions[0].cpu_time_ns >= 200'000);
     BOOST_TEST(run.regions[0].cpu_time_ns + run.residual_cpu_ns == run.cpu_time_ns);
+  }
+}
+
+// Rule 18 through the real capture (CPU only): two instances of a region per run declare 4096 + 1024
+// bytes and 3 items; the report's cpu_bytes_per_second is 5120 B over the region's CPU time in that run,
+// as the report itself gives it, and the items likewise. The nested range's work (bytes 7) stays its own.
+BOOST_AUTO_TEST_CASE(declared_bytes_give_bytes_over_the_regions_cpu_time) {
+  static const registered_region copy{region_kind::aot_module, "copy"};
+  static const registered_region inner{"detail", "inner"};  // no rule: not a region
+  std::vector<char> buffer(1 << 16);
+  const Profile profile = regionprof::profile(
+      [&] {
+        {
+          scoped_region scope{copy, {.bytes = 4096, .items = 3}};
+          scoped_region nested{inner, {.bytes = 7}};
+          std::fill(buffer.begin(), buffer.end(), 1);
+        }
+        {
+          scoped_region scope{copy, {.bytes = 1024}};
+          std::fill(buffer.begin(), buffer.end(), 2);
+        }
+      },
+      quick(0, 4));
+  const boost::json::object report = boost::json::parse(profile.json()).as_object();
+  const boost::json::array& runs = report.at("runs").as_array();
+  BOOST_TEST_REQUIRE(runs.size() == 4u);
+  for (const boost::json::value& run : runs) {
+    const boost::json::array& regions = run.at("regions").as_array();
+    BOOST_TEST_REQUIRE(regions.size() == 1u);
+    const boost::json::object& entry = regions[0].as_object();
+    BOOST_TEST(entry.at("region_id").as_string() == "aot_module:copy");
+    BOOST_TEST(entry.at("calls").to_number<std::uint64_t>() == 2u);
+    BOOST_TEST(entry.at("work").at("bytes").to_number<std::uint64_t>() == 5120u);
+    BOOST_TEST(entry.at("work").at("items").to_number<std::uint64_t>() == 3u);
+    BOOST_TEST(!entry.at("work").as_object().contains("flops"));
+    const double cpu_s = entry.at("cpu_time_us").to_number<double>() / 1e6;
+    BOOST_TEST_REQUIRE(cpu_s > 0.0);
+    const boost::json::object& rate = entry.at("throughput").as_object();
+    BOOST_TEST(rate.at("cpu_bytes_per_second").to_number<double>() == 5120.0 / cpu_s,
+               boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(rate.at("cpu_items_per_second").to_number<double>() == 3.0 / cpu_s, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(!rate.contains("device_bytes_per_second"));  // CPU only: no device data
   }
 }
 

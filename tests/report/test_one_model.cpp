@@ -172,6 +172,20 @@ BOOST_AUTO_TEST_CASE(every_test_trace_read_back_writes_the_same_outputs) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(declared_work_read_back_writes_the_same_outputs) {
+  // Rule 18: work and throughput (per run and in region_summary, every view's columns), with and
+  // without device data.
+  for (const bool device : {false, true}) {
+    const Profile live(test::declared_work_trace(device), analysis_options{}, full_context());
+    BOOST_TEST_REQUIRE(live.json().find("\"throughput\"") != std::string::npos);
+    const Profile saved = check_read_back(live, device ? "declared_work_device" : "declared_work_cpu");
+    const declared_work* saved_work = work_of(saved.result(), saved.result().runs.at(0).regions.at(0));
+    const declared_work* live_work = work_of(live.result(), live.result().runs.at(0).regions.at(0));
+    BOOST_TEST_REQUIRE((saved_work != nullptr && live_work != nullptr));
+    BOOST_TEST((*saved_work == *live_work));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_traces_read_back_write_the_same_outputs) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     BOOST_TEST_CONTEXT("seed " << seed) {

@@ -331,4 +331,19 @@ named_trace test_trace(std::string_view name) {
   throw std::out_of_range("no test trace named '" + std::string(name) + "'");
 }
 
+trace declared_work_trace(bool device) {
+  trace_builder b;
+  b.thread(1).marker(0, 1000);
+  b.range("aot_module:copy", 100, 300).work({.bytes = 1000, .flops = 4000});
+  b.range("aot_module:inner", 120, 140).work({.bytes = 99});
+  if (device) b.launch(150, 160, 1).kernel("copy_kernel", 300, 550, 1);
+  b.range("aot_module:copy", 400, 500).work({.bytes = 500});
+  b.range("aot_module:idle", 600, 600).work({.items = 7});
+  b.marker(2000, 3000).range("aot_module:copy", 2100, 2700).work({.bytes = 1500});
+  if (device) b.launch(2150, 2160, 2).kernel("copy_kernel", 2200, 2700, 2);
+  b.marker(4000, 5000).range("aot_module:copy", 4100, 4200).work({.bytes = 1000});
+  if (device) b.device_tracing();
+  return b.build();
+}
+
 }  // namespace regionprof::test

@@ -1,5 +1,6 @@
 #include "support/trace_builder.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 namespace regionprof::test {
@@ -92,6 +93,12 @@ trace_builder& trace_builder::memset(std::string_view name, std::int64_t start, 
                                      std::uint32_t correlation, std::uint64_t bytes, std::uint32_t stream,
                                      std::uint16_t device) {
   return op(device_op_kind::memset, name, start, end, correlation, bytes, stream, device);
+}
+
+trace_builder& trace_builder::work(const declared_work& declared) {
+  if (trace_.intervals.empty()) throw std::logic_error("trace_builder::work: no interval to declare work for");
+  trace_.declared_work.push_back({static_cast<std::uint32_t>(trace_.intervals.size() - 1), declared});
+  return *this;
 }
 
 trace_builder& trace_builder::device_tracing(bool on) {

@@ -51,6 +51,8 @@ class trace_builder {
   trace_builder& memset(std::string_view name, std::int64_t start, std::int64_t end, std::uint32_t correlation,
                         std::uint64_t bytes, std::uint32_t stream = 7, std::uint16_t device = 0);
 
+  /// Work declared by the last CPU interval added (docs/design.md, rule 18): one trace::declared_work entry.
+  trace_builder& work(const declared_work& declared);
   trace_builder& device_tracing(bool on = true);
   trace_builder& wall_times(std::vector<std::int64_t> run_wall_times_ns);
   trace_builder& module_type(std::string_view region_id, std::string_view type_name);

@@ -57,7 +57,11 @@ std::string profile_path(const std::string& directory, std::string_view name, st
 /// destruction; iteration() marks the runs. When it goes out of scope, after the timed loop, it analyses
 /// the capture, writes `<directory>/<sanitized name>.json` and sets, per region, the user counters
 /// `<region_id>_cpu_us` and (with device data) `<region_id>_device_us`: the region's time per iteration,
-/// summed over all runs and divided by the iterations they hold. The profile's `environment` records the
+/// summed over all runs and divided by the iterations they hold. Regions that declare work
+/// (`scoped_region{r, {.bytes = n}}`, docs/design.md, rule 18) also get `<region_id>_bytes_per_second`,
+/// `_flops_per_second` and `_items_per_second`: the work summed over the runs over the region's CPU time
+/// in them (and, with device data, `_device_bytes_per_second` etc. over its device time); absent where
+/// that time is 0. The profile's `environment` records the
 /// machine (MACHINE_LOADED, CPU_SCALING_ENABLED, GPU_THROTTLED as for the harness). Google Benchmark
 /// decides the iteration count, so stopping on noise is the harness's (regionprof::profile_options::stopping). Google Benchmark calls a benchmark
 /// several times with growing iteration counts; each call rewrites the file, so the reported call's

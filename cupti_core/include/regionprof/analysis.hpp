@@ -110,11 +110,17 @@ struct region_info {
 
 /// A region's totals within one run. Index `region` points into analysis_result::regions.
 struct region_aggregate {
+  /// analysis_result::work index of no work (work_of() gives nullptr).
+  static constexpr std::uint32_t no_work = static_cast<std::uint32_t>(-1);
   std::uint32_t region = 0;
   std::uint64_t calls = 0;          ///< topmost instances on the marker's thread
   std::int64_t cpu_time_ns = 0;     ///< sum of those instances' durations
   optional_ns device_time_ns;       ///< present iff the trace has device data
   optional_ns off_thread_cpu_time_ns;  ///< present iff seen off-thread (cross_thread)
+  /// Rule 18: index into analysis_result::work of what its topmost instances on the marker's thread
+  /// declared, summed; no_work when none did. Out of line (8 bytes here, not 56); last, so positional
+  /// initialisers of the other members keep their meaning.
+  std::uint32_t work = no_work;
 };
 
 /// One node of a run's region tree (docs/design.md, rule 14): the region instances of one path of
@@ -198,7 +204,18 @@ struct analysis_result {
   key_average_view cpu_time_total;
   std::optional<key_average_view> device_time_total;  ///< present iff device data
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
+  /// Rule 18: the declared work of the region aggregates that have some (region_aggregate::work).
+  std::vector<declared_work> work;
 };
+
+/// The work `aggregate` (a region of one of `result`'s runs) declared (rule 18), or nullptr.
+///
+/// ```
+/// if (const regionprof::declared_work* w = regionprof::work_of(result, run.regions[0])) use(w->bytes);
+/// ```
+inline const declared_work* work_of(const analysis_result& result, const region_aggregate& aggregate) noexcept {
+  return aggregate.work < result.work.size() ? &result.work[aggregate.work] : nullptr;
+}
 
 /// Applies the attribution rules of docs/design.md. Never throws on odd data: anomalies become warnings.
 /// Throws std::invalid_argument only for an invalid rule (naming the rule and the reason).

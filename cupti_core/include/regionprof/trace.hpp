@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -89,6 +90,33 @@ struct graph_op {
   std::uint32_t capture_correlation_id = 0;
 };
 
+/// Work a region instance declared it did (docs/design.md, rule 18): each quantity is absent when not
+/// declared. Declarations of one instance, and of several instances of a region in one run, sum.
+///
+/// ```
+/// regionprof::declared_work work;
+/// work.bytes = 1 << 20;  // the instance moved 1 MiB
+/// ```
+struct declared_work {
+  // `{}` initializers: `{.bytes = n}` leaves the others out without -Wmissing-field-initializers.
+  std::optional<std::uint64_t> bytes{};
+  std::optional<std::uint64_t> flops{};
+  std::optional<std::uint64_t> items{};
+
+  /// True when no quantity is declared.
+  bool empty() const noexcept { return !bytes && !flops && !items; }
+  /// Adds `other` quantity by quantity; a quantity is present when either side has it. Saturates at
+  /// 2^64 - 1 instead of wrapping.
+  declared_work& operator+=(const declared_work& other) noexcept;
+  friend bool operator==(const declared_work&, const declared_work&) = default;
+};
+
+/// The work declared inside one CPU interval (a range): `interval` indexes trace::intervals.
+struct interval_work {
+  std::uint32_t interval = 0;
+  declared_work work;
+};
+
 /// One CPU thread of the traced process(es).
 struct thread_info {
   std::int64_t pid = 0;
@@ -144,6 +172,9 @@ struct trace {
   std::vector<device_op> device_ops;
   /// The device ops that CUDA graph replays ran, in op order (one entry each, at most one per op).
   std::vector<graph_op> graph_ops;
+  /// Work declared by ranges (rule 18), any order, at most one entry per interval (the producer sums a
+  /// range's declarations). Empty for imported traces.
+  std::vector<interval_work> declared_work;
 
   /// True when device tracing was active (even if no device op was recorded). A trace with device
   /// ops has device data whatever this says; see has_device_data().

@@ -62,6 +62,10 @@ analysis_result engine::assemble() {
       out.cpu_time_ns = a.cpu;
       if (device_data_) out.device_time_ns = a.device;
       if (a.off_thread) out.off_thread_cpu_time_ns = a.off_cpu;
+      if (const std::size_t i = by_run[next].index(); i < aggregate_work_.size() && !aggregate_work_[i].empty()) {
+        out.work = static_cast<std::uint32_t>(result.work.size());  // rule 18
+        result.work.push_back(aggregate_work_[i]);
+      }
       region_cpu += a.cpu;
       region_device += a.device;
       run.regions.push_back(out);

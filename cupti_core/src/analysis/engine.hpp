@@ -277,7 +277,9 @@ struct release_intervals_t {};
 class engine {
  public:
   engine(const trace& input, const analysis_options& options)
-      : in_(input), options_(options), classes_(input, options), correlation_(input.intervals) {}
+      : in_(input), options_(options), classes_(input, options), correlation_(input.intervals) {
+    index_declared_work();
+  }
 
   /// run() releases `input`'s CPU intervals (the engine's own input, given non-const) once the passes
   /// that read them are done, before the result is assembled.
@@ -309,7 +311,12 @@ class engine {
   template <typename Frame>
   void pop(std::vector<Frame>& stack);
   aggregate_index begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
-                                       std::int64_t end, std::uint32_t* instance);
+                                       std::int64_t end, std::uint32_t* instance, std::uint32_t interval);
+  /// Rule 18: sorts trace::declared_work by interval into work_by_interval_ (nothing without it).
+  void index_declared_work();
+  /// Rule 18: adds the work declared by `interval` (a topmost region instance on the marker's thread) to
+  /// the aggregate's work.
+  void add_declared_work(aggregate_index index, std::uint32_t interval);
   // region_tree.cpp (rule 14)
   tree_node_index new_tree_node(run_index run, tree_node_index parent, std::uint32_t region, tree_path_index path);
   /// The path of one region, created when new.
@@ -388,6 +395,10 @@ class engine {
 
   // Regions and key averages.
   index_vector<aggregate_index, aggregate> aggregates_;
+  /// Rule 18: (interval, entry of trace::declared_work) by interval; empty without declared work.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> work_by_interval_;
+  /// Rule 18: per aggregate index, the work its instances declared; sized only once some instance has work.
+  std::vector<declared_work> aggregate_work_;
   std::vector<run_index> region_last_run_;              ///< per region: run of its last aggregate
   std::vector<aggregate_index> region_last_aggregate_;  ///< ... and that aggregate
   std::unordered_map<std::uint64_t, aggregate_index> aggregate_index_;  // (run, region), per aggregate

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/engine.hpp"
@@ -44,11 +45,29 @@ aggregate_index engine::aggregate_of(run_index run, std::uint32_t region) {
   return it->second;
 }
 
+void engine::index_declared_work() {
+  if (in_.declared_work.empty()) return;
+  work_by_interval_.reserve(in_.declared_work.size());
+  for (std::size_t i = 0; i < in_.declared_work.size(); ++i) {
+    work_by_interval_.emplace_back(in_.declared_work[i].interval, static_cast<std::uint32_t>(i));
+  }
+  std::sort(work_by_interval_.begin(), work_by_interval_.end());
+}
+
+void engine::add_declared_work(aggregate_index index, std::uint32_t interval) {
+  auto at = std::lower_bound(work_by_interval_.begin(), work_by_interval_.end(), std::make_pair(interval, std::uint32_t{0}));
+  for (; at != work_by_interval_.end() && at->first == interval; ++at) {
+    if (aggregate_work_.size() <= index.index()) aggregate_work_.resize(index.index() + 1);
+    aggregate_work_[index.index()] += in_.declared_work[at->second].work;
+  }
+}
+
 // The aggregate of a topmost region instance [start, end] ns owned by `run` (owned(state)), and its
 // topmost tree node (rule 14: the node counts what the aggregate counts). `*instance` becomes the
 // instance's entry in run_side::instances when one is kept (on the marker's thread, cross_thread).
+// `interval` (the instance's index in trace::intervals) brings its declared work (rule 18).
 aggregate_index engine::begin_topmost_region(run_index run, ownership state, std::uint32_t region, std::int64_t start,
-                                             std::int64_t end, std::uint32_t* instance) {
+                                             std::int64_t end, std::uint32_t* instance, std::uint32_t interval) {
   const aggregate_index index = aggregate_of(run, region);
   aggregate& a = aggregates_[index];
   tree_stats* node = nullptr;
@@ -60,6 +79,7 @@ aggregate_index engine::begin_topmost_region(run_index run, ownership state, std
   if (state == ownership::on_thread) {
     ++a.calls;
     a.cpu += end - start;
+    if (!work_by_interval_.empty()) add_declared_work(index, interval);  // rule 18
     if (node) {
       ++node->calls;
       node->cpu += end - start;
@@ -170,7 +190,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
       if (cls == marker_class) ++nested_markers_;
       if (cls >= region_class && owned(f.state)) {
         if (f.aggregate == no_aggregate::none) {
-          f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance);
+          f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance, index);
           f.node = aggregates_[f.aggregate].tree_root;
         } else if (f.node.is_index()) {
           // A region below a region: a deeper tree node (rule 14); the topmost aggregate is unchanged.
@@ -204,7 +224,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         f.run = code;
         f.state = ownership::off_thread;
         if (cls >= region_class) {
-          f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance);
+          f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance, index);
           f.node = aggregates_[f.aggregate].tree_root;
         }
       } else {

@@ -1,6 +1,7 @@
 // The HTML views: a profile (stacked bar per run, each region's distribution across runs, key averages,
 // warnings), one self-contained file (report/html_page.hpp); the diff's is compare/diff_html.cpp.
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,6 +76,10 @@ std::string summary_table(const analysis_result& result) {
     titles.push_back("median device (us)");
     titles.push_back("device MAD (us)");
   }
+  const auto rates = report_detail::throughput_columns(summaries);  // rule 18
+  for (std::size_t f = 0; f < rates.size(); ++f) {
+    if (rates[f]) titles.push_back("median " + std::string(report_detail::throughput::headings[f]));
+  }
   std::string out = "<table class=\"sortable\">" + header_row(titles) + "<tbody>";
   for (const report_detail::region_summary& s : summaries) {
     out += "<tr>" + cell("<code>" + html::escape(result.regions[s.region].id) + "</code>") +
@@ -84,6 +89,15 @@ std::string summary_table(const analysis_result& result) {
     if (result.has_device_data) {
       out += cell(s.device ? html::fixed(s.device->median / 1000.0, 3) : "-", true) +
              cell(s.device ? html::fixed(s.device->mad / 1000.0, 3) : "-", true);
+    }
+    for (std::size_t f = 0; f < rates.size(); ++f) {
+      if (!rates[f]) continue;
+      // Scientific notation (1.250e+09): readable, and the sortable table's parseFloat orders it.
+      const std::optional<double>& rate = s.median_throughput.figures[f];
+      char buffer[64];
+      char* end = rate ? std::to_chars(buffer, buffer + sizeof buffer, *rate, std::chars_format::scientific, 3).ptr
+                       : buffer;
+      out += cell(rate ? std::string(buffer, static_cast<std::size_t>(end - buffer)) : std::string("-"), true);
     }
     out += "</tr>";
   }

@@ -78,6 +78,24 @@ json::array devices_array(const std::vector<device_timing>& devices) {
   return out;
 }
 
+/// `work`: {"bytes", "flops", "items"}, the quantities declared (rule 18).
+json::object work_object(const declared_work& work) {
+  json::object object;
+  if (work.bytes) object["bytes"] = *work.bytes;
+  if (work.flops) object["flops"] = *work.flops;
+  if (work.items) object["items"] = *work.items;
+  return object;
+}
+
+/// `throughput`: the figures present, in key order (rule 18).
+json::object throughput_object(const report_detail::throughput& figures) {
+  json::object object;
+  for (std::size_t f = 0; f < report_detail::throughput::size; ++f) {
+    if (figures.figures[f]) object[sv(report_detail::throughput::names[f])] = *figures.figures[f];
+  }
+  return object;
+}
+
 json::object run_object(const run_result& run, const analysis_result& result) {
   json::object timing;
   timing["wall_time_us"] = us(run.wall_time_ns);
@@ -101,6 +119,10 @@ json::object run_object(const run_result& run, const analysis_result& result) {
       if (device_total) entry["device_time_fraction"] = fraction(*aggregate.device_time_ns, *run.device_time_ns);
     }
     if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = us(*aggregate.off_thread_cpu_time_ns);
+    if (const declared_work* work = work_of(result, aggregate)) {
+      entry["work"] = work_object(*work);
+      entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate));
+    }
     regions.push_back(std::move(entry));
   }
 
@@ -189,6 +211,7 @@ json::object region_summary_object(const analysis_result& result, const report_d
   entry["cpu_time_us"] = stats_object(summary.cpu);
   if (summary.device) entry["device_time_us"] = stats_object(*summary.device);
   if (summary.off_thread) entry["off_thread_cpu_time_us"] = stats_object(*summary.off_thread);
+  if (!summary.median_throughput.empty()) entry["throughput"] = throughput_object(summary.median_throughput);
   return entry;
 }
 

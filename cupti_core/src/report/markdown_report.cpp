@@ -2,6 +2,7 @@
 // terminal as well as rendered. Times are microseconds with 3 decimals formatted from integer ns;
 // percentages have 2 decimals. No line ends in a space.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -153,13 +154,17 @@ void summary_section(std::string& out, const analysis_result& result, const std:
     columns.push_back({"device share", true});
     columns.push_back({"device MAD (us)", true});
   }
+  const auto rates = report_detail::throughput_columns(summaries);  // rule 18
+  for (std::size_t f = 0; f < rates.size(); ++f) {
+    if (rates[f]) columns.push_back({"median " + std::string(report_detail::throughput::headings[f]), true});
+  }
   table rows(std::move(columns));
   const double runs = static_cast<double>(result.runs.size());
   const double cpu_total = totals->cpu.mean * runs;
   const double device_total = device ? totals->device->mean * runs : 0.0;
   const auto add = [&](std::string name, std::string present, const report_detail::run_stats& cpu,
                        const std::optional<report_detail::run_stats>& dev,
-                       const std::optional<report_detail::run_stats>& off) {
+                       const std::optional<report_detail::run_stats>& off, const report_detail::throughput& rate) {
     std::vector<std::string> row{std::move(name), std::move(present), mean_us(cpu.median),
                                  percent_of(cpu.mean * runs, cpu_total), mean_us(cpu.mad), cv_percent(cpu.cv)};
     if (off_thread) row.push_back(off ? mean_us(off->median) : "-");
@@ -168,11 +173,14 @@ void summary_section(std::string& out, const analysis_result& result, const std:
       row.push_back(dev ? percent_of(dev->mean * runs, device_total) : "-");
       row.push_back(dev ? mean_us(dev->mad) : "-");
     }
+    for (std::size_t f = 0; f < rates.size(); ++f) {
+      if (rates[f]) row.push_back(rate.figures[f] ? report_detail::rate_text(*rate.figures[f]) : "-");
+    }
     rows.add(std::move(row));
   };
   for (const region_summary& summary : summaries) {
     add(code(result.regions[summary.region].id, max_region_id_chars), std::to_string(summary.runs_present), summary.cpu, summary.device,
-        summary.off_thread);
+        summary.off_thread, summary.median_throughput);
   }
   // One run series at a time, 8 bytes per run (docs/design.md, rule 13).
   const auto residual_summary = [&](bool on_device) {
@@ -185,12 +193,17 @@ void summary_section(std::string& out, const analysis_result& result, const std:
   };
   const std::string all = std::to_string(result.runs.size());
   const stats::summary residual_cpu = residual_summary(false);
-  add("(residual)", all, residual_cpu, device ? std::optional(residual_summary(true)) : std::nullopt, std::nullopt);
-  add("(run total)", all, totals->cpu, totals->device, std::nullopt);
+  add("(residual)", all, residual_cpu, device ? std::optional(residual_summary(true)) : std::nullopt, std::nullopt, {});
+  add("(run total)", all, totals->cpu, totals->device, std::nullopt, {});
   rows.render(out);
   out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +
          " runs, a run without the region counting as 0; a share is the region's time summed over runs over "
-         "the run totals summed over runs.\n\n";
+         "the run totals summed over runs.";
+  if (std::find(rates.begin(), rates.end(), true) != rates.end()) {
+    out += " Throughput (declared work over the region's own time in that domain) is the median over the runs "
+           "that have it.";
+  }
+  out += "\n\n";
 }
 
 void runs_section(std::string& out, const analysis_result& result, const std::function<void()>& spill) {
@@ -280,23 +293,34 @@ void attribution_section(std::string& out, const analysis_result& result, const 
       columns.push_back({"device (us)", true});
       columns.push_back({"device %", true});
     }
+    std::array<bool, report_detail::throughput::size> rates{};  // rule 18: the figures this run has
+    for (const region_aggregate& aggregate : run.regions) {
+      const report_detail::throughput rate = report_detail::throughput_of(result, aggregate);
+      for (std::size_t f = 0; f < rates.size(); ++f) rates[f] = rates[f] || rate.figures[f];
+    }
+    for (std::size_t f = 0; f < rates.size(); ++f) {
+      if (rates[f]) columns.push_back({std::string(report_detail::throughput::headings[f]), true});
+    }
     table attribution(std::move(columns));
     const auto add = [&](std::string name, std::string calls, std::int64_t cpu_ns, std::string off_thread_us,
-                         std::optional<std::int64_t> device_ns) {
+                         std::optional<std::int64_t> device_ns, const report_detail::throughput& rate) {
       std::vector<std::string> row{std::move(name), std::move(calls), us(cpu_ns), percent(cpu_ns, run.cpu_time_ns)};
       if (off_thread) row.push_back(std::move(off_thread_us));
       if (device) {
         row.push_back(us(device_ns));
         row.push_back(percent(device_ns, run.device_time_ns));
       }
+      for (std::size_t f = 0; f < rates.size(); ++f) {
+        if (rates[f]) row.push_back(rate.figures[f] ? report_detail::rate_text(*rate.figures[f]) : "-");
+      }
       attribution.add(std::move(row));
     };
     for (const region_aggregate& aggregate : run.regions) {
       add(code(result.regions[aggregate.region].id, max_region_id_chars), count(aggregate.calls), aggregate.cpu_time_ns,
-          us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns);
+          us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns, report_detail::throughput_of(result, aggregate));
     }
-    add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns);
-    add("(run total)", "-", run.cpu_time_ns, "-", run.device_time_ns);
+    add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns, {});
+    add("(run total)", "-", run.cpu_time_ns, "-", run.device_time_ns, {});
     attribution.render(out);
   }
 }

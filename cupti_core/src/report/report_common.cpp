@@ -1,7 +1,9 @@
 #include "report/report_common.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <ctime>
+#include <iterator>
 #include <stdexcept>
 
 #ifndef REGIONPROF_VERSION
@@ -56,6 +58,47 @@ run_stats summarize_ns(const std::vector<std::int64_t>& values_ns) {
 
 }  // namespace
 
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate) {
+  throughput out;
+  const declared_work* declared = work_of(result, aggregate);
+  if (declared == nullptr) return out;
+  const declared_work& work = *declared;
+  const std::optional<std::uint64_t>* quantities[] = {&work.bytes, &work.flops, &work.items};
+  const std::optional<std::int64_t> times[] = {aggregate.cpu_time_ns, aggregate.device_time_ns};
+  for (std::size_t q = 0; q < 3; ++q) {
+    for (std::size_t d = 0; d < 2; ++d) {
+      if (*quantities[q] && times[d] && *times[d] > 0) {
+        out.figures[2 * q + d] = static_cast<double>(**quantities[q]) * 1e9 / static_cast<double>(*times[d]);
+      }
+    }
+  }
+  return out;
+}
+
+bool has_declared_work(const analysis_result& result) {
+  return !result.work.empty();
+}
+
+std::string rate_text(double per_second) {
+  static constexpr const char* prefixes[] = {"", " k", " M", " G", " T", " P", " E"};
+  std::size_t p = 0;
+  while (p + 1 < std::size(prefixes) && per_second >= 999.9995) {
+    per_second /= 1000.0;
+    ++p;
+  }
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, per_second, std::chars_format::fixed, 3).ptr;
+  return std::string(buffer, end) + prefixes[p];
+}
+
+std::array<bool, throughput::size> throughput_columns(const std::vector<region_summary>& summaries) {
+  std::array<bool, throughput::size> columns{};
+  for (const region_summary& summary : summaries) {
+    for (std::size_t f = 0; f < throughput::size; ++f) columns[f] = columns[f] || summary.median_throughput.figures[f];
+  }
+  return columns;
+}
+
 std::vector<region_summary> summarize_regions(const analysis_result& result) {
   check_region_indices(result);
   std::vector<region_summary> summaries;
@@ -86,6 +129,25 @@ std::vector<region_summary> summarize_regions(const analysis_result& result) {
     summary.cpu = summarize_ns(cpu[r]);
     if (result.has_device_data) summary.device = summarize_ns(device[r]);
     if (has_off_thread[r]) summary.off_thread = summarize_ns(off_thread[r]);
+  }
+  if (has_declared_work(result)) {
+    // Rule 18: per region and figure, the median over the runs that have the figure.
+    std::vector<std::vector<throughput>> series(region_count);
+    for (const run_result& run : result.runs) {
+      for (const region_aggregate& aggregate : run.regions) {
+        if (work_of(result, aggregate)) series[aggregate.region].push_back(throughput_of(result, aggregate));
+      }
+    }
+    std::vector<double> values;
+    for (std::size_t r = 0; r < region_count; ++r) {
+      for (std::size_t f = 0; f < throughput::size; ++f) {
+        values.clear();
+        for (const throughput& t : series[r]) {
+          if (t.figures[f]) values.push_back(*t.figures[f]);
+        }
+        if (!values.empty()) summaries[r].median_throughput.figures[f] = stats::median(values);
+      }
+    }
   }
   return summaries;
 }

@@ -2,6 +2,7 @@
 // and run summaries across runs (report keys `region_summary`, `run_summary`).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -37,6 +38,38 @@ void check_region_indices(const analysis_result& result);
 /// stddev, min, max, unscaled mad, cv). A run in which the region does not appear counts as 0.
 using run_stats = stats::summary;
 
+/// Declared work over own time (docs/design.md, rule 18), per second: work / (time_ns / 1e9). Each figure
+/// is absent when its quantity was not declared or its time is 0 (device figures also without device
+/// time). Figures are in the report's key order: per quantity (bytes, flops, items) CPU, then device.
+struct throughput {
+  static constexpr std::size_t size = 6;
+  /// The report key of each figure.
+  static constexpr std::array<std::string_view, size> names = {
+      "cpu_bytes_per_second", "device_bytes_per_second", "cpu_flops_per_second",
+      "device_flops_per_second", "cpu_items_per_second", "device_items_per_second"};
+  /// Column headings of the views (Markdown, HTML, terminal), same order.
+  static constexpr std::array<std::string_view, size> headings = {
+      "CPU bytes/s", "device bytes/s", "CPU FLOP/s", "device FLOP/s", "CPU items/s", "device items/s"};
+  std::array<std::optional<double>, size> figures;
+
+  bool empty() const noexcept {
+    for (const auto& figure : figures) {
+      if (figure) return false;
+    }
+    return true;
+  }
+};
+
+/// The run's throughput of one region: its declared work (absent: every figure absent) over its CPU
+/// time (rule 5) and its device time (rule 6).
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate);
+
+/// True when some region of some run declared work (the views then show throughput columns).
+bool has_declared_work(const analysis_result& result);
+
+/// A rate for the views: 3 decimals and an SI prefix (k, M, G, T, P, E), e.g. `1.250 G` for 1.25e9.
+std::string rate_text(double per_second);
+
 /// One region across all runs (report `region_summary[i]`).
 struct region_summary {
   std::uint32_t region = 0;        ///< index into analysis_result::regions
@@ -45,10 +78,16 @@ struct region_summary {
   run_stats cpu;
   std::optional<run_stats> device;      ///< iff the analysis has device data
   std::optional<run_stats> off_thread;  ///< iff some run has off-thread time for the region
+  /// Rule 18: each figure the median over the runs in which it is present (not a run without it as 0);
+  /// absent when no run has it.
+  throughput median_throughput;
 };
 
 /// One entry per analysis_result::regions, in that order. Empty when there are no runs.
 std::vector<region_summary> summarize_regions(const analysis_result& result);
+
+/// Which throughput figures some summary has a median of: the views' throughput columns (rule 18).
+std::array<bool, throughput::size> throughput_columns(const std::vector<region_summary>& summaries);
 
 /// The run totals across all runs (report `run_summary`), in ns.
 struct run_summary {

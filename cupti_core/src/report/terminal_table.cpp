@@ -61,6 +61,7 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
     std::optional<double> device_median_us;
     std::optional<double> device_share;
     std::string_view colour;
+    report_detail::throughput rate;  ///< medians (rule 18)
   };
   std::vector<line> lines;
   const double cpu_sum = totals->cpu.mean * runs;
@@ -68,7 +69,8 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
   const auto share = [](double part, double whole) { return whole == 0.0 ? 0.0 : part / whole; };
   for (const report_detail::region_summary& s : summaries) {
     line l{report_detail::clean(result.regions[s.region].id, 40), s.cpu.median / 1000.0,
-           share(s.cpu.mean * runs, cpu_sum), std::nullopt, std::nullopt, colours[s.region % std::size(colours)]};
+           share(s.cpu.mean * runs, cpu_sum), std::nullopt, std::nullopt, colours[s.region % std::size(colours)],
+           s.median_throughput};
     if (device && s.device) {
       l.device_median_us = s.device->median / 1000.0;
       l.device_share = share(s.device->mean * runs, device_sum);
@@ -81,7 +83,7 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
     residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
   }
   const stats::summary rc = stats::summarize(residual_cpu);
-  line residual{"(residual)", rc.median / 1000.0, share(rc.mean * runs, cpu_sum), std::nullopt, std::nullopt, grey};
+  line residual{"(residual)", rc.median / 1000.0, share(rc.mean * runs, cpu_sum), std::nullopt, std::nullopt, grey, {}};
   if (device) {
     const stats::summary rd = stats::summarize(residual_device);
     residual.device_median_us = rd.median / 1000.0;
@@ -95,11 +97,16 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
   const std::size_t share_width = 8;
   std::size_t fixed_width = name_width + 2 + number_width + 1 + share_width + 2;
   if (device) fixed_width += number_width + 1 + share_width + 2;
+  const auto rates = report_detail::throughput_columns(summaries);  // rule 18: only figures some region has
+  for (bool column : rates) fixed_width += column ? number_width + 2 : 0;
   const std::size_t bar_width = width > fixed_width + 10 ? width - fixed_width : 10;
 
   std::string heading = pad("region", name_width, false) + "  " + pad("median CPU us", number_width, true) + " " +
                         pad("CPU %", share_width, true);
   if (device) heading += "  " + pad("median dev us", number_width, true) + " " + pad("dev %", share_width, true);
+  for (std::size_t f = 0; f < rates.size(); ++f) {
+    if (rates[f]) heading += "  " + pad(std::string(report_detail::throughput::headings[f]), number_width, true);
+  }
   heading += "  share of run (CPU)";
   out += paint(bold, heading) + "\n";
   for (const line& l : lines) {
@@ -108,6 +115,11 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
     if (device) {
       row += "  " + pad(l.device_median_us ? fixed(*l.device_median_us, 3) : "-", number_width, true) + " " +
              pad(l.device_share ? fixed(100.0 * *l.device_share, 2) : "-", share_width, true);
+    }
+    for (std::size_t f = 0; f < rates.size(); ++f) {
+      if (!rates[f]) continue;
+      const std::optional<double>& rate = l.rate.figures[f];
+      row += "  " + pad(rate ? report_detail::rate_text(*rate) : "-", number_width, true);
     }
     row += "  " + paint(l.colour, bar(l.cpu_share, bar_width));
     while (!row.empty() && row.back() == ' ') row.pop_back();
@@ -120,7 +132,11 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
            pad("100.00", share_width, true);
   }
   out += "\nMedians over " + std::to_string(result.runs.size()) +
-         " runs; % is the region's time summed over runs over the run totals summed over runs.\n";
+         " runs; % is the region's time summed over runs over the run totals summed over runs.";
+  if (std::find(rates.begin(), rates.end(), true) != rates.end()) {
+    out += " Rates: declared work over the region's own time, the median over the runs that have one.";
+  }
+  out += "\n";
   return out;
 }
 

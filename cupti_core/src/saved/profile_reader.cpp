@@ -251,6 +251,18 @@ class reader {
     region.cpu_time_ns = as_ns(required_member(object, at, "cpu_time_us"), at.member("cpu_time_us"));
     region.device_time_ns = optional_ns(object, at, "device_time_us");
     region.off_thread_cpu_time_ns = optional_ns(object, at, "off_thread_cpu_time_us");
+    if (const json::object* work = optional_object(object, at, "work")) {  // rule 18; throughput is derived
+      const json_location work_at = at.member("work");
+      declared_work declared;
+      auto quantity = [&](std::string_view name, std::optional<std::uint64_t>& out) {
+        if (const json::value* member = optional_member(*work, name)) out = as_unsigned(*member, work_at.member(name));
+      };
+      quantity("bytes", declared.bytes);
+      quantity("flops", declared.flops);
+      quantity("items", declared.items);
+      region.work = static_cast<std::uint32_t>(result.work.size());
+      result.work.push_back(declared);
+    }
     return region;
   }
 

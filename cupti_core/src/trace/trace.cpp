@@ -7,6 +7,22 @@
 
 namespace regionprof {
 
+namespace {
+void add_saturating(std::optional<std::uint64_t>& sum, const std::optional<std::uint64_t>& part) noexcept {
+  if (!part) return;
+  const std::uint64_t base = sum.value_or(0);
+  constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  sum = *part > max - base ? max : base + *part;
+}
+}  // namespace
+
+declared_work& declared_work::operator+=(const declared_work& other) noexcept {
+  add_saturating(bytes, other.bytes);
+  add_saturating(flops, other.flops);
+  add_saturating(items, other.items);
+  return *this;
+}
+
 domain_index trace::domain(std::string_view name) {
   const name_id id = strings.intern(name);
   for (std::size_t i = 0; i < domains.size(); ++i) {

@@ -21,6 +21,12 @@
 
 namespace regionprof {
 
+/// The names of the marks that declare work (docs/design.md, rule 18), by quantity: bytes, flops, items.
+/// A mark of one of these names with a non-negative numeric payload is a declaration, not a mark
+/// (`regionprof::declare_work` emits them).
+inline constexpr const char* work_mark_names[3] = {"regionprof.work.bytes", "regionprof.work.flops",
+                                                   "regionprof.work.items"};
+
 /// Settings of one capture session.
 struct capture_options {
   /// Chunk memory (12-byte records) one session may take. Past it, records are dropped and counted
@@ -30,7 +36,7 @@ struct capture_options {
 
 /// Counts of what a session recorded and what it could not use.
 struct capture_stats {
-  std::uint64_t records = 0;          ///< records kept (push, pop, start, end, mark)
+  std::uint64_t records = 0;          ///< records kept (push, pop, start, end, mark, work)
   std::uint64_t dropped_records = 0;  ///< records dropped at the memory cap (DROPPED_HOST_RECORDS)
   std::uint64_t unmatched_pops = 0;   ///< pops with no open push of their domain on their thread
   std::uint64_t unmatched_ends = 0;   ///< range ends whose start this session did not record
@@ -38,6 +44,9 @@ struct capture_stats {
   std::uint64_t lost_to_cap = 0;      ///< ranges whose start or end was dropped at the cap
   std::uint64_t clamped_ranges = 0;   ///< start/end ranges ended before their start (clock skew)
   std::uint64_t marks = 0;            ///< marks recorded (see capture_result::marks)
+  /// Work marks (docs/design.md, rule 18) with no push range of their domain open on their thread, or
+  /// whose range did not reach the trace (left open, lost to the cap): their work is in no region.
+  std::uint64_t unattached_work = 0;
   std::uint64_t chunk_bytes = 0;      ///< chunk memory the session took (records + chunk headers)
   /// NVTX domains the process created past the 65,535 named domain ids (DROPPED_HOST_RECORDS): each shares
   /// the last id. Counted for the process's lifetime, not per session.

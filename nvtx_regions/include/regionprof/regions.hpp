@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -69,6 +70,22 @@ class registered_region {
   const void* handle_ = nullptr;
 };
 
+/// Work one region instance does (docs/design.md, rule 18): the report divides it by the region's own
+/// CPU and device time (`throughput`). Each quantity is optional; declarations of several instances of
+/// a region in one run sum.
+///
+/// ```
+/// regionprof::region_work work;
+/// work.bytes = 2 * n * sizeof(float);  // read x, write y
+/// work.flops = 2 * n;                  // one multiply-add per element
+/// ```
+struct region_work {
+  // `{}` initializers: `{.bytes = n}` leaves the others out without -Wmissing-field-initializers.
+  std::optional<std::uint64_t> bytes{};  ///< bytes the instance reads and writes
+  std::optional<std::uint64_t> flops{};  ///< floating-point operations
+  std::optional<std::uint64_t> items{};  ///< items processed (elements, samples, tokens, ...)
+};
+
 #ifndef REGIONPROF_DISABLE
 namespace detail {
 /// The `regionprof` NVTX domain, created on first use (thread-safe). Inline: a push or pop pays one
@@ -86,7 +103,38 @@ inline nvtxEventAttributes_t registered_attributes(const void* handle) noexcept 
   attributes.message.registered = static_cast<nvtxStringHandle_t>(const_cast<void*>(handle));
   return attributes;
 }
+
+/// The registered names of the work marks, `regionprof.work.bytes`, `.flops`, `.items` (rule 18).
+struct work_mark_handles {
+  nvtxStringHandle_t bytes, flops, items;
+};
+/// Registered once (thread-safe); later calls pay one guard check.
+const work_mark_handles& work_marks() noexcept;
+
+inline void work_mark(nvtxStringHandle_t name, std::uint64_t value) noexcept {
+  nvtxEventAttributes_t attributes = registered_attributes(name);
+  attributes.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  attributes.payload.ullValue = value;
+  nvtxDomainMarkEx(domain(), &attributes);
+}
 }  // namespace detail
+
+/// Declares `work` for the innermost regionprof range open on this thread (rule 18): one NVTX mark
+/// `regionprof.work.<quantity>` with the value as its payload per declared quantity. Call it inside the
+/// region; scoped_region's work constructor does. Costs what a mark costs (no clock read, no
+/// allocation, no lock; one relaxed load when no session records).
+///
+/// ```
+/// regionprof::scoped_region scope{copy};
+/// regionprof::declare_work({.bytes = 2 * n});
+/// ```
+inline void declare_work(const region_work& work) noexcept {
+  if (!work.bytes && !work.flops && !work.items) return;
+  const detail::work_mark_handles& names = detail::work_marks();
+  if (work.bytes) detail::work_mark(names.bytes, *work.bytes);
+  if (work.flops) detail::work_mark(names.flops, *work.flops);
+  if (work.items) detail::work_mark(names.items, *work.items);
+}
 
 /// Opens `region` on this thread. Pair with pop_region() on the same thread; prefer scoped_region.
 inline void push_region(const registered_region& region) noexcept {
@@ -98,6 +146,7 @@ inline void pop_region() noexcept { nvtxDomainRangePop(detail::domain()); }
 /// Opens the run marker on this thread. Pair with pop_region(); prefer scoped_run.
 void push_run() noexcept;
 #else
+inline void declare_work(const region_work&) noexcept {}
 inline void push_region(const registered_region&) noexcept {}
 inline void pop_region() noexcept {}
 inline void push_run() noexcept {}
@@ -105,17 +154,22 @@ inline void push_run() noexcept {}
 
 /// RAII region: open for the lifetime of the object, on the thread that created it.
 /// Not copyable, movable or heap-allocatable, so it cannot outlive its scope or change thread.
+/// With a region_work, the instance declares that work (rule 18) right after it opens.
 ///
 /// ```
 /// void transform(batch& b) {
 ///   static const regionprof::registered_region r{regionprof::region_kind::aot_module, "encoder"};
-///   regionprof::scoped_region scope{r};
+///   regionprof::scoped_region scope{r, {.bytes = b.size_bytes(), .items = b.rows()}};
 ///   ...
 /// }
 /// ```
 class scoped_region {
  public:
   explicit scoped_region(const registered_region& region) noexcept { push_region(region); }
+  scoped_region(const registered_region& region, const region_work& work) noexcept {
+    push_region(region);
+    declare_work(work);
+  }
   ~scoped_region() { pop_region(); }
 
   scoped_region(const scoped_region&) = delete;

@@ -180,9 +180,14 @@ class converter {
     std::uint32_t name;
     std::uint16_t domain;
   };
+  struct pending_work {
+    std::size_t slot;  // into thread_records::intervals
+    declared_work work;
+  };
   struct thread_records {
     std::vector<pending_interval> intervals;  // in push/start order; `closed` once paired
     std::vector<pending_mark> marks;
+    std::vector<pending_work> works;          // rule 18, in record order
     bool any = false;
   };
 
@@ -240,6 +245,22 @@ class converter {
             use_name(r.name);
             out.marks.push_back({ticks, r.name, r.domain()});
             break;
+          case record_kind::work: {  // rule 18: to the innermost push range of its domain open here
+            auto& stack = stack_of(r.domain());
+            if (stack.empty()) {
+              ++result_.stats.unattached_work;
+              break;
+            }
+            declared_work work;
+            const std::uint64_t value = work_value(r);
+            switch (work_quantity_of(r)) {
+              case work_quantity::bytes: work.bytes = value; break;
+              case work_quantity::flops: work.flops = value; break;
+              default: work.items = value; break;
+            }
+            out.works.push_back({stack.back(), work});
+            break;
+          }
         }
       }
     }
@@ -310,8 +331,26 @@ class converter {
       const auto named = input.nvtx_names.find(info.tid);
       const thread_index thread =
           t.add_thread(pid, info.tid, named != input.nvtx_names.end() ? named->second : info.name);
-      for (const pending_interval& p : records.intervals) {
-        if (!p.closed) continue;
+      std::vector<pending_work> works = records.works;  // rule 18: merged with the intervals by slot
+      std::stable_sort(works.begin(), works.end(),
+                       [](const pending_work& a, const pending_work& b) { return a.slot < b.slot; });
+      std::size_t next_work = 0;
+      for (std::size_t slot = 0; slot < records.intervals.size(); ++slot) {
+        const pending_interval& p = records.intervals[slot];
+        if (!p.closed) {
+          while (next_work < works.size() && works[next_work].slot == slot) {
+            ++next_work;
+            ++result_.stats.unattached_work;  // its range was left open or lost (counted there too)
+          }
+          continue;
+        }
+        if (next_work < works.size() && works[next_work].slot == slot) {
+          interval_work entry{static_cast<std::uint32_t>(t.intervals.size()), {}};
+          for (; next_work < works.size() && works[next_work].slot == slot; ++next_work) {
+            entry.work += works[next_work].work;
+          }
+          t.declared_work.push_back(entry);
+        }
         const std::int64_t start = clock_.to_ns(p.start);
         std::int64_t end = clock_.to_ns(p.end);
         if (end < start) {  // a start/end range ended on a core whose TSC read lower: keep it, zero-length

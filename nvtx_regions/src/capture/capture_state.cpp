@@ -194,6 +194,14 @@ tool_state& state() noexcept {
   static tool_state* const instance = [] {
     pthread_key_create(&exit_key, [](void* value) { on_thread_exit(value); });
     fork_state = new tool_state;
+    try {
+      for (std::size_t q = 0; q < work_quantity_count; ++q) {
+        const std::uint32_t id = fork_state->strings.intern(work_mark_names[q]).first;
+        if (q == 0) fork_state->first_work_name = id;
+      }
+    } catch (...) {
+      fork_state->first_work_name = 0;  // out of memory: no work marks are recognised
+    }
     pthread_atfork(before_fork, after_fork, after_fork_in_child);
     return fork_state;
   }();

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -38,11 +39,12 @@
 #include <vector>
 
 #include "capture/capture_clock.hpp"
+#include "regionprof/capture.hpp"
 #include "regionprof/trace.hpp"
 
 namespace regionprof::capture_detail {
 
-enum class record_kind : std::uint8_t { push = 1, pop = 2, start = 3, end = 4, mark = 5 };
+enum class record_kind : std::uint8_t { push = 1, pop = 2, start = 3, end = 4, mark = 5, work = 6 };
 
 /// One NVTX event in 12 bytes (alignment 4, so records pack with no padding):
 ///   packed (64 bits) = tick delta from the chunk's base (bits 0-44) | kind (45-47) | domain (48-63),
@@ -84,6 +86,28 @@ inline constexpr std::uint64_t max_tick_delta = (std::uint64_t{1} << tick_delta_
 inline constexpr std::uint64_t base_margin_ticks = std::uint64_t{1} << 30;
 
 inline std::uint64_t record::tick_delta() const noexcept { return packed() & max_tick_delta; }
+
+/// Declared work (docs/design.md, rule 18): a mark named `regionprof.work.<quantity>` with a numeric payload.
+/// The record holds no time: it belongs to the innermost push range of its domain open on its thread.
+/// Layout: value bits 0-44 in the tick-delta field, value bits 45-63 in name bits 0-18, the quantity
+/// (work_quantity) in name bits 30-31; kind and domain as for any record.
+///
+/// work_quantity follows the order of regionprof::work_mark_names (capture.hpp), which the tool state
+/// interns first, so that their ids are consecutive.
+enum class work_quantity : std::uint8_t { bytes = 0, flops = 1, items = 2 };
+inline constexpr std::size_t work_quantity_count = std::size(work_mark_names);
+
+inline record make_work_record(work_quantity quantity, std::uint16_t domain, std::uint64_t value) noexcept {
+  const std::uint64_t packed = (value & ((std::uint64_t{1} << 45) - 1)) |
+                               (static_cast<std::uint64_t>(record_kind::work) << 45) |
+                               (static_cast<std::uint64_t>(domain) << 48);
+  const auto name = static_cast<std::uint32_t>(value >> 45) | (static_cast<std::uint32_t>(quantity) << 30);
+  return {static_cast<std::uint32_t>(packed), static_cast<std::uint32_t>(packed >> 32), name};
+}
+inline std::uint64_t work_value(const record& r) noexcept {
+  return (r.packed() & ((std::uint64_t{1} << 45) - 1)) | (static_cast<std::uint64_t>(r.name & 0x7FFFFu) << 45);
+}
+inline work_quantity work_quantity_of(const record& r) noexcept { return static_cast<work_quantity>(r.name >> 30); }
 
 inline record make_record(std::uint64_t tick_delta, record_kind kind, std::uint16_t domain,
                           std::uint32_t name) noexcept {
@@ -231,6 +255,8 @@ struct tool_state {
   std::atomic<bool> session_open{false};       ///< a capture_session exists (one at a time)
   std::uint32_t last_epoch = 0;                ///< guarded by session_open
   clock_sample session_start;                  ///< guarded by session_open
+  /// The string id of work_mark_names[0]; the others follow (interned when the state is made).
+  std::uint32_t first_work_name = 0;
 };
 
 tool_state& state() noexcept;
@@ -293,6 +319,14 @@ inline std::uint32_t append(thread_buffer* buffer, std::uint64_t ticks, record_k
   buffer->used = index + 1;
   buffer->current->used.store(index + 1, std::memory_order_release);
   return index;
+}
+
+/// Appends a work record (no time, so never a rebase) to a buffer that prepare() returned.
+inline void append_work(thread_buffer* buffer, work_quantity quantity, std::uint16_t domain, std::uint64_t value) noexcept {
+  const std::uint32_t index = buffer->used;
+  buffer->current->records[index] = make_work_record(quantity, domain, value);
+  buffer->used = index + 1;
+  buffer->current->used.store(index + 1, std::memory_order_release);
 }
 
 /// The id of an unregistered name, through the thread's cache (content hash) in front of the registry.

@@ -177,18 +177,54 @@ void NVTX_API end_default(nvtxRangeId_t id) { end(id); }
 
 // ---- marks (kept beside the trace, see capture_result::marks) ----------------------------------------
 
+/// A mark's payload as a count of work (rule 18): a non-negative integer or finite floating value
+/// (rounded to nearest, saturating at 2^64 - 1); false for no payload or a negative or NaN one.
+bool work_payload(const nvtxEventAttributes_t* attributes, std::uint64_t& value) noexcept {
+  if (attributes == nullptr) return false;
+  auto from_double = [&value](double d) {
+    if (!(d >= 0.0)) return false;  // negative or NaN
+    value = d >= 18446744073709551615.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(d + 0.5);
+    return true;
+  };
+  switch (attributes->payloadType) {
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: value = attributes->payload.ullValue; return true;
+    case NVTX_PAYLOAD_TYPE_INT64:
+      if (attributes->payload.llValue < 0) return false;
+      value = static_cast<std::uint64_t>(attributes->payload.llValue);
+      return true;
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: value = attributes->payload.uiValue; return true;
+    case NVTX_PAYLOAD_TYPE_INT32:
+      if (attributes->payload.iValue < 0) return false;
+      value = static_cast<std::uint64_t>(attributes->payload.iValue);
+      return true;
+    case NVTX_PAYLOAD_TYPE_DOUBLE: return from_double(attributes->payload.dValue);
+    case NVTX_PAYLOAD_TYPE_FLOAT: return from_double(attributes->payload.fValue);
+    default: return false;
+  }
+}
+
+/// A mark named `regionprof.work.<quantity>` with a work payload becomes a work record (rule 18, no
+/// clock read); any other mark keeps its time.
 template <class Name>
-void mark(std::uint16_t domain, Name name_of) noexcept {
+void mark(std::uint16_t domain, Name name_of, const nvtxEventAttributes_t* attributes = nullptr) noexcept {
   const std::uint32_t epoch = load_active_epoch();
   if (epoch == 0) return;
   thread_buffer* b = prepare(epoch);
   if (b == nullptr) return;
   const std::uint32_t name = name_of(b);
+  const std::uint32_t first_work = state().first_work_name;
+  if (name - first_work < work_quantity_count && first_work != 0) [[unlikely]] {
+    std::uint64_t value = 0;
+    if (work_payload(attributes, value)) {
+      append_work(b, static_cast<work_quantity>(name - first_work), domain, value);
+      return;
+    }
+  }
   append(b, read_ticks(), record_kind::mark, domain, name);
 }
 
 void NVTX_API domain_mark_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
-  mark(domain_id(domain), [attributes](thread_buffer* b) { return attribute_name_id(b, attributes); });
+  mark(domain_id(domain), [attributes](thread_buffer* b) { return attribute_name_id(b, attributes); }, attributes);
 }
 void NVTX_API mark_ex(const nvtxEventAttributes_t* attributes) { domain_mark_ex(nullptr, attributes); }
 void NVTX_API mark_a(const char* message) {
