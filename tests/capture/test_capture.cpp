@@ -443,6 +443,9 @@ BOOST_AUTO_TEST_CASE(work_marks_declare_work_for_the_innermost_range_of_their_do
   capture_result result = session.stop();
   const trace& t = result.data;
   BOOST_TEST(result.stats.unattached_work == 1u);
+  BOOST_REQUIRE_EQUAL(t.warnings.size(), 1u);  // never silent
+  BOOST_TEST((t.warnings[0].code == warning_code::unattached_work));
+  BOOST_TEST(t.warnings[0].message.starts_with("1 work declaration(s) (regionprof.work.* marks) had no push range"));
   BOOST_REQUIRE_EQUAL(result.marks.size(), 1u);  // only the negative one is a mark
   BOOST_TEST(t.strings.view(result.marks[0].name) == "regionprof.work.flops");
   std::map<std::string, declared_work> by_name;

@@ -410,6 +410,13 @@ void add_warnings(capture_result& result, const std::vector<std::string>& open_n
                             " start/end range(s) ended before they started (clock skew between cores) and "
                             "were kept with zero length"});
   }
+  if (st.unattached_work > 0) {
+    warnings.push_back({warning_code::unattached_work, warning_source::nvtx,
+                        std::to_string(st.unattached_work) +
+                            " work declaration(s) (regionprof.work.* marks) had no push range of their domain open "
+                            "on their thread, or their range was left open or lost, so no region's throughput "
+                            "counts them; declare work inside the region it belongs to"});
+  }
   if (st.domains_past_limit > 0) {
     warnings.push_back({warning_code::dropped_host_records, warning_source::nvtx,
                         std::to_string(st.domains_past_limit) +
