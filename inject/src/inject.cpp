@@ -14,6 +14,12 @@
 // libregionprof_nvtx_inject.so); a watchdog (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
 // Every output is written through regionprof::write_outputs: replaced atomically, never torn.
 //
+// Windows (REGIONPROF_WINDOW_RUNS=N, `regionprof run --window-runs N`; docs/capture.md, "Windows"): a
+// thread of the library (every signal blocked) cuts the capture every 10 ms (capture_session::cut_window)
+// and, each time N more runs have closed, analyses and writes them as one profile (`%w` in the paths is
+// the window's index) and drops them; the exit's write is the last, partial window. The program's threads
+// take no lock for this. A mutex serialises the windows with the exit's (or a signal's) write.
+//
 // It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`, and only while fd 2 is
 // still the file it was when the library loaded (a program that closed stderr and reused fd 2 for a file
 // of its own never finds our lines in it). One process is profiled: the first that loads the library
@@ -31,6 +37,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,14 +46,17 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "analysis/name_regex.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
 #include "inject_settings.hpp"
@@ -67,8 +78,18 @@ namespace {
 struct settings {
   inject_settings given;
   output_set outputs;  ///< absolute paths, placeholders expanded (the program may change its directory)
+  /// With windows: each output's absolute path pattern, expanded again per window (`%w`).
+  std::vector<std::pair<output_format, std::string>> window_patterns;
   device_options device;
-  process_identity identity;  ///< the report's target; the paths' placeholders (%r, %l, %h, %p)
+  process_identity identity;  ///< the report's target; the paths' placeholders (%r, %l, %h, %p, %w)
+};
+
+/// The window thread's state: `mutex` is held while a window is cut and written, and by the final write.
+struct window_writer {
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;           ///< the final write has begun: no more windows
+  std::uint64_t next_window = 0;   ///< the index of the next window written (the final one included)
 };
 
 /// The library's one state. Leaked on purpose: the exit handler may run after static destructors.
@@ -82,6 +103,7 @@ struct injected {
   std::atomic<bool> device_started{false};  // InitializeInjection ran
   std::atomic<bool> device_ready{false};    // `device` is set (published after it)
   std::atomic<bool> written{false};         // the profile was written (or is being written)
+  std::unique_ptr<window_writer> windows;   // set when REGIONPROF_WINDOW_RUNS is
   std::optional<std::string> claim_path;  // set when this process created the claim file
   bool stderr_known = false;              // fd 2 was open when the library loaded: its identity follows
   dev_t stderr_device = 0;
@@ -150,6 +172,14 @@ std::string absolute(const std::string& path) {
   return std::string(buffer) + "/" + path;
 }
 
+/// An absolute path pattern: the directory's own `%` escaped, so that expanding it gives that directory.
+std::string absolute_pattern(const std::string& pattern) {
+  if (!pattern.empty() && pattern.front() == '/') return pattern;
+  char buffer[4096];
+  if (getcwd(buffer, sizeof buffer) == nullptr) return pattern;
+  return escape_output_path(buffer) + "/" + pattern;
+}
+
 /// The library's name for an output in the claim file (`regionprof run` reads it): json, markdown, trace.
 const char* kind_of(output_format format) {
   switch (format) {
@@ -176,9 +206,11 @@ settings read_settings() {
     if (placeholder(json_pattern) || placeholder(report.markdown_path) || placeholder(report.trace_path)) throw;
     config.identity = this_process_host_and_pid();
   }
+  if (config.given.window_runs) config.identity.window_index = 0;  // a path without %w is refused
   const auto add = [&config](output_format format, const char* variable, const std::string& pattern) {
     try {
       config.outputs.add(format, absolute(expand_output_path(pattern, config.identity)));
+      if (config.given.window_runs) config.window_patterns.emplace_back(format, absolute_pattern(pattern));
     } catch (const process_identity_error& e) {
       throw process_identity_error(std::string(variable) + ": " + e.what());
     }
@@ -220,11 +252,71 @@ bool nvtx_path_is_this_library() {
   return stat(path->c_str(), &a) == 0 && stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/// Writes the profile of what was recorded. `signal_number` 0: a normal exit. Never throws.
+/// The outputs of window `window` (`%w` expanded), or the whole profile's (no windows).
+output_set outputs_of(std::optional<std::uint64_t> window) {
+  const settings& config = state().config;
+  if (!window) return config.outputs;
+  process_identity identity = config.identity;
+  identity.window_index = *window;
+  output_set outputs;
+  for (const auto& [format, pattern] : config.window_patterns) outputs.add(format, expand_output_path(pattern, identity));
+  outputs.placeholders_expanded = true;
+  return outputs;
+}
+
+/// Analyses `t` and writes its outputs: the whole profile, or window `window` of REGIONPROF_WINDOW_RUNS
+/// (its runs numbered on from the windows before it; the warm-up runs only in window 0).
+void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number) {
+  injected& s = state();
+  boost::json::object target{{"command", boost::json::value_from(command_line())}};
+  const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
+  for (const auto& member : identity.as_object()) target[member.key()] = member.value();
+  if (window) {
+    target["window"] = *window;
+    target["window_runs"] = *s.config.given.window_runs;
+  }
+  if (signal_number != 0) {
+    const char* name = sigabbrev_np(signal_number);
+    target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
+  }
+  t.target_type = "process";
+  t.target_extra_json = boost::json::serialize(target);
+  std::optional<machine_environment> environment;
+  if (s.machine) {
+    for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));
+    environment = s.machine->environment();
+  }
+  analysis_options analysis = s.config.given.report.analysis;
+  std::size_t first_run = 0;
+  if (window && *window > 0) {
+    analysis.skip_runs = 0;
+    first_run = *window * *s.config.given.window_runs;
+  }
+  const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
+  analysis_result result = analyze(t, analysis);
+  for (run_result& run : result.runs) run.run_index += first_run;
+  const Profile profile(std::move(t), analysis, context, std::move(result));
+  std::ostringstream no_stdout;  // the library never writes to stdout
+  write_outputs(outputs_of(window), profile_writers(profile, markdown_options{}), no_stdout,
+                [](const output_file& file, const output_error& error) {
+                  report_unwritten(kind_of(file.format), error.reason(), error.what());
+                });
+}
+
+/// Writes the profile of what was recorded (with windows: the last window). `signal_number` 0: a normal
+/// exit. Never throws.
 void write_profile(int signal_number) noexcept {
   injected& s = state();
   if (!s.active || getpid() != s.pid || s.written.exchange(true)) return;
   try {
+    std::unique_lock<std::mutex> no_more_windows;
+    std::optional<std::uint64_t> window;
+    if (s.windows) {
+      no_more_windows = std::unique_lock(s.windows->mutex);  // waits for a window being written
+      s.windows->stopping = true;
+      s.windows->wake.notify_all();
+      window = s.windows->next_window;
+    }
     capture_result captured = s.capture->stop();
     trace t = std::move(captured.data);
     if (!captured.stats.tool_attached && nvtx_path_is_this_library()) {
@@ -249,29 +341,8 @@ void write_profile(int signal_number) noexcept {
                             "the program died of signal " + std::to_string(signal_number) +
                                 ": device activity was not collected (a fault handler never calls into CUPTI)"});
     }
-    boost::json::object target{{"command", boost::json::value_from(command_line())}};
-    const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
-    for (const auto& member : identity.as_object()) target[member.key()] = member.value();
-    if (signal_number != 0) {
-      const char* name = sigabbrev_np(signal_number);
-      target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
-    }
-    t.target_type = "process";
-    t.target_extra_json = boost::json::serialize(target);
-    std::optional<machine_environment> environment;
-    if (s.machine) {
-      if (!faulted) s.machine->end();  // NVML is not called after a fault
-      for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));
-      environment = s.machine->environment();
-    }
-    const analysis_options& analysis = s.config.given.report.analysis;
-    const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
-    const Profile profile(std::move(t), analysis, context);
-    std::ostringstream no_stdout;  // the library never writes to stdout
-    write_outputs(s.config.outputs, profile_writers(profile, markdown_options{}), no_stdout,
-                  [](const output_file& file, const output_error& error) {
-                    report_unwritten(kind_of(file.format), error.reason(), error.what());
-                  });
+    if (s.machine && !faulted) s.machine->end();  // NVML is not called after a fault
+    write_trace(std::move(t), window, signal_number);
     if (signal_number != 0) {
       complain("the program got signal " + std::to_string(signal_number) +
                "; the profile holds what was recorded until then");
@@ -280,6 +351,55 @@ void write_profile(int signal_number) noexcept {
     report_unwritten("json", std::string("could not make the profile: ") + e.what());
   } catch (...) {
     report_unwritten("json", "could not make the profile");
+  }
+}
+
+/// Whether a range is a run marker under `rule` (the analysis's rule 2 by name and domain), for
+/// capture_session::cut_window.
+run_marker_predicate marker_predicate(const name_rule& rule) {
+  std::shared_ptr<const re2::RE2> regex;
+  if (rule.match == match_kind::regex) {
+    std::string error;
+    regex = detail::compile_name_regex(rule.pattern, error);
+    if (!regex) throw std::invalid_argument("run marker '" + rule.pattern + "': " + error);
+  }
+  return [rule, regex](std::string_view name, std::string_view domain) {
+    if (!rule.domain.empty() && domain != rule.domain) return false;
+    switch (rule.match) {
+      case match_kind::exact: return name == rule.pattern;
+      case match_kind::prefix: return name.starts_with(rule.pattern);
+      case match_kind::regex: return re2::RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *regex);
+    }
+    return false;
+  };
+}
+
+/// The window thread: every 10 ms, cuts and writes each window whose runs have all closed.
+void cut_windows() noexcept {
+  injected& s = state();
+  window_writer& w = *s.windows;
+  const inject_settings& given = s.config.given;
+  run_marker_predicate is_marker;
+  try {
+    is_marker = marker_predicate(given.report.analysis.run_marker);
+  } catch (const std::exception& e) {
+    report_unwritten("json", std::string("windows are off: ") + e.what());
+    return;
+  }
+  std::unique_lock lock(w.mutex);
+  while (!w.stopping) {
+    w.wake.wait_for(lock, std::chrono::milliseconds(10));
+    try {
+      while (!w.stopping) {
+        // Window 0 holds the warm-up runs too; they are discarded from it.
+        const std::size_t runs = *given.window_runs + (w.next_window == 0 ? given.report.analysis.skip_runs : 0);
+        std::optional<capture_result> window = s.capture->cut_window(runs, is_marker);
+        if (!window) break;
+        write_trace(std::move(window->data), w.next_window++, 0);
+      }
+    } catch (const std::exception& e) {
+      report_unwritten("json", std::string("could not make a window's profile: ") + e.what());
+    }
   }
 }
 
@@ -322,6 +442,24 @@ bool start() noexcept {
     return false;
   }
   s.active = true;
+  if (s.config.given.window_runs) {
+    try {
+      s.windows = std::make_unique<window_writer>();
+      sigset_t all;
+      sigset_t old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);  // signals go to the program's threads, never to this one
+      struct restore {
+        const sigset_t& mask;
+        ~restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+      } restore_mask{old};
+      std::thread(cut_windows).detach();
+    } catch (const std::exception& e) {
+      complain(std::string("profiling is off in this process: cannot start the window thread: ") + e.what());
+      s.active = false;
+      return false;
+    }
+  }
   std::atexit(write_at_exit);
   signal_detail::install_signal_writer({SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM, SIGHUP},
                                       write_at_signal);

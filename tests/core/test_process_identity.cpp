@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(bad_patterns_are_errors_that_say_what_to_do) {
   const process_identity id{2, 1, 4, "node7", 4242, std::nullopt, std::nullopt};
   BOOST_TEST(error_of("prof-%x.json", id) ==
              "output path 'prof-%x.json': unknown placeholder '%x' (known: %r rank, %l local rank, %h host, %p pid, "
-             "%n process index, %% a '%')");
+             "%n process index, %w window index, %% a '%')");
   BOOST_TEST(error_of("prof-%", id) == "output path 'prof-%': a lone '%' at the end (write '%%' for a '%')");
   BOOST_TEST(error_of("prof-%l.json", id) ==
              "output path 'prof-%l.json': the job has 4 processes and all of them would write this one file; add "
@@ -123,6 +123,29 @@ BOOST_AUTO_TEST_CASE(the_process_index_of_run_processes) {
   // and expands later to the same path.
   BOOST_TEST(expand_process_index("r%r-%h-%n-%p-100%%.json", id) == "r%r-%h-2-%p-100%%.json");
   BOOST_TEST(expand_output_path(expand_process_index("%h/%n-%p.json", id), id) == expand_output_path("%h/%n-%p.json", id));
+}
+
+// `run --window-runs N`: %w is the window's index, kept by the parent's expansions (the library knows
+// the window), and a path without it, with windows on, is refused: the windows would write one file.
+BOOST_AUTO_TEST_CASE(the_window_index_of_run_window_runs) {
+  process_identity id{std::nullopt, std::nullopt, std::nullopt, "node7", 4242, std::nullopt, std::nullopt,
+                      std::nullopt};
+  BOOST_TEST(expand_output_path("a/prof-%w.json", id) == "a/prof-0.json");  // no windows: 0
+  id.window_index = 0;
+  BOOST_TEST(expand_output_path("a/prof-%w.json", id) == "a/prof-0.json");
+  id.window_index = 12;
+  BOOST_TEST(expand_output_path("a/prof-%w.json", id) == "a/prof-12.json");
+  id.process_index = 2;
+  id.process_count = 3;
+  BOOST_TEST(expand_output_path("a/%n-%w.json", id) == "a/2-12.json");  // %n is still the process index
+  BOOST_TEST(expand_output_path_but_pid("a/%n-%w-%p.json", id) == "a/2-%w-%p.json");
+  BOOST_TEST(expand_process_index("a/%n-%w.json", id) == "a/2-%w.json");
+  BOOST_TEST(error_of("a/prof-%n.json", id) ==
+             "output path 'a/prof-%n.json': --window-runs writes one profile per window, and every window would "
+             "write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
+  BOOST_TEST(error_of("a/prof-%p-%n.json", id) ==  // %p does not tell windows apart: they share the pid
+             "output path 'a/prof-%p-%n.json': --window-runs writes one profile per window, and every window "
+             "would write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
 }
 
 BOOST_AUTO_TEST_CASE(identity_members_for_the_target) {
