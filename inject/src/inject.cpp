@@ -86,6 +86,7 @@ struct settings {
 
 /// The window thread's state: `mutex` is held while a window is cut and written, and by the final write.
 struct window_writer {
+  run_marker_predicate is_marker;  ///< the analysis's run marker, by name and domain
   std::mutex mutex;
   std::condition_variable wake;
   bool stopping = false;           ///< the final write has begun: no more windows
@@ -264,6 +265,26 @@ output_set outputs_of(std::optional<std::uint64_t> window) {
   return outputs;
 }
 
+/// For `regionprof run`'s line on stderr, a `summary<TAB>5 runs, 4 regions; warnings: CODE, ...` line in
+/// the claim file (without one, `run` would read the whole profile back to count them).
+void record_summary(const analysis_result& result) noexcept {
+  const injected& s = state();
+  if (!s.claim_path) return;
+  try {
+    std::string line = "summary\t" + std::to_string(result.runs.size()) + " runs, " +
+                       std::to_string(result.regions.size()) + " regions";
+    std::string codes;
+    for (const warning& w : result.warnings) codes += (codes.empty() ? "" : ", ") + std::string(to_string(w.code));
+    if (!codes.empty()) line += "; warnings: " + codes;
+    line += "\n";
+    const int fd = open(s.claim_path->c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return;
+    [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
+    close(fd);
+  } catch (...) {
+  }
+}
+
 /// Analyses `t` and writes its outputs: the whole profile, or window `window` of REGIONPROF_WINDOW_RUNS
 /// (its runs numbered on from the windows before it; the warm-up runs only in window 0).
 void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number) {
@@ -301,6 +322,67 @@ void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number
                 [](const output_file& file, const output_error& error) {
                   report_unwritten(kind_of(file.format), error.reason(), error.what());
                 });
+  if (!window || *window == 0) record_summary(profile.result());
+}
+
+/// Whether a range is a run marker under `rule` (the analysis's rule 2 by name and domain), for
+/// capture_session::cut_window.
+run_marker_predicate marker_predicate(const name_rule& rule) {
+  std::shared_ptr<const re2::RE2> regex;
+  if (rule.match == match_kind::regex) {
+    std::string error;
+    regex = detail::compile_name_regex(rule.pattern, error);
+    if (!regex) throw std::invalid_argument("run marker '" + rule.pattern + "': " + error);
+  }
+  return [rule, regex](std::string_view name, std::string_view domain) {
+    if (!rule.domain.empty() && domain != rule.domain) return false;
+    switch (rule.match) {
+      case match_kind::exact: return name == rule.pattern;
+      case match_kind::prefix: return name.starts_with(rule.pattern);
+      case match_kind::regex: return re2::RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *regex);
+    }
+    return false;
+  };
+}
+
+/// True when a range of `t` is a run marker.
+bool has_run_marker(const trace& t, const run_marker_predicate& is_marker) {
+  return std::any_of(t.intervals.begin(), t.intervals.end(), [&](const cpu_interval& i) {
+    return is_marker(t.strings.view(i.name), t.strings.view(t.domains.at(i.domain)));
+  });
+}
+
+/// A window before the last has no device activity of its own: CUPTI's records are collected at exit, so
+/// they all go to the last window. Says so in the window's profile.
+void note_device_of_window(trace& t) {
+  injected& s = state();
+  if (!s.device_started.load()) {
+    t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
+                          "device tracing unavailable: the program had not initialised CUDA (no cuInit) when this "
+                          "window was cut; the window is CPU-only"});
+  } else {
+    t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
+                          "device activity is not cut into windows: every window's kernels, copies and memsets "
+                          "are in the last window's profile; this window is CPU-only"});
+  }
+}
+
+/// Cuts and writes every window whose runs have all closed. `w.mutex` is held. Never throws.
+void write_complete_windows(window_writer& w) noexcept {
+  injected& s = state();
+  const inject_settings& given = s.config.given;
+  try {
+    for (;;) {
+      // Window 0 holds the warm-up runs too; they are discarded from it.
+      const std::size_t runs = *given.window_runs + (w.next_window == 0 ? given.report.analysis.skip_runs : 0);
+      std::optional<capture_result> window = s.capture->cut_window(runs, w.is_marker);
+      if (!window) return;
+      note_device_of_window(window->data);
+      write_trace(std::move(window->data), w.next_window++, 0);
+    }
+  } catch (const std::exception& e) {
+    report_unwritten("json", std::string("could not make a window's profile: ") + e.what());
+  }
 }
 
 /// Writes the profile of what was recorded (with windows: the last window). `signal_number` 0: a normal
@@ -315,6 +397,7 @@ void write_profile(int signal_number) noexcept {
       no_more_windows = std::unique_lock(s.windows->mutex);  // waits for a window being written
       s.windows->stopping = true;
       s.windows->wake.notify_all();
+      write_complete_windows(*s.windows);  // those the thread has not cut yet: the rest is the last one
       window = s.windows->next_window;
     }
     capture_result captured = s.capture->stop();
@@ -342,6 +425,9 @@ void write_profile(int signal_number) noexcept {
                                 ": device activity was not collected (a fault handler never calls into CUPTI)"});
     }
     if (s.machine && !faulted) s.machine->end();  // NVML is not called after a fault
+    if (window && *window > 0 && t.device_ops.empty() && !has_run_marker(t, s.windows->is_marker)) {
+      return;  // the runs ended with the last full window: no empty window (it would be one run, NO_RUN_MARKERS)
+    }
     write_trace(std::move(t), window, signal_number);
     if (signal_number != 0) {
       complain("the program got signal " + std::to_string(signal_number) +
@@ -354,52 +440,13 @@ void write_profile(int signal_number) noexcept {
   }
 }
 
-/// Whether a range is a run marker under `rule` (the analysis's rule 2 by name and domain), for
-/// capture_session::cut_window.
-run_marker_predicate marker_predicate(const name_rule& rule) {
-  std::shared_ptr<const re2::RE2> regex;
-  if (rule.match == match_kind::regex) {
-    std::string error;
-    regex = detail::compile_name_regex(rule.pattern, error);
-    if (!regex) throw std::invalid_argument("run marker '" + rule.pattern + "': " + error);
-  }
-  return [rule, regex](std::string_view name, std::string_view domain) {
-    if (!rule.domain.empty() && domain != rule.domain) return false;
-    switch (rule.match) {
-      case match_kind::exact: return name == rule.pattern;
-      case match_kind::prefix: return name.starts_with(rule.pattern);
-      case match_kind::regex: return re2::RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *regex);
-    }
-    return false;
-  };
-}
-
-/// The window thread: every 10 ms, cuts and writes each window whose runs have all closed.
+/// The window thread: every 10 ms, writes the windows whose runs have all closed.
 void cut_windows() noexcept {
-  injected& s = state();
-  window_writer& w = *s.windows;
-  const inject_settings& given = s.config.given;
-  run_marker_predicate is_marker;
-  try {
-    is_marker = marker_predicate(given.report.analysis.run_marker);
-  } catch (const std::exception& e) {
-    report_unwritten("json", std::string("windows are off: ") + e.what());
-    return;
-  }
+  window_writer& w = *state().windows;
   std::unique_lock lock(w.mutex);
   while (!w.stopping) {
     w.wake.wait_for(lock, std::chrono::milliseconds(10));
-    try {
-      while (!w.stopping) {
-        // Window 0 holds the warm-up runs too; they are discarded from it.
-        const std::size_t runs = *given.window_runs + (w.next_window == 0 ? given.report.analysis.skip_runs : 0);
-        std::optional<capture_result> window = s.capture->cut_window(runs, is_marker);
-        if (!window) break;
-        write_trace(std::move(window->data), w.next_window++, 0);
-      }
-    } catch (const std::exception& e) {
-      report_unwritten("json", std::string("could not make a window's profile: ") + e.what());
-    }
+    if (!w.stopping) write_complete_windows(w);
   }
 }
 
@@ -445,6 +492,7 @@ bool start() noexcept {
   if (s.config.given.window_runs) {
     try {
       s.windows = std::make_unique<window_writer>();
+      s.windows->is_marker = marker_predicate(s.config.given.report.analysis.run_marker);
       sigset_t all;
       sigset_t old;
       sigfillset(&all);

@@ -192,6 +192,7 @@ class converter {
     for (const thread_records& records : threads_) {
       bool covered = false;  // an earlier topmost marker of this thread, ending at covered_end (open: max)
       std::uint64_t covered_end = 0;
+      std::size_t of_thread = 0;
       for (const pending_interval& p : records.intervals) {
         if (!marks_run(p.name, p.domain, is_marker)) continue;
         if (covered && p.start < covered_end) continue;  // nested in a marker: not a run of its own
@@ -199,6 +200,8 @@ class converter {
         found.push_back({p.start, end, !p.closed});
         covered = true;
         covered_end = end;
+        // A thread's topmost markers come in start order: the first `runs` overall are among its first `runs`.
+        if (++of_thread == runs) break;
       }
     }
     if (runs == 0 || found.size() < runs) return std::nullopt;
@@ -264,15 +267,15 @@ class converter {
         const auto named = nvtx_names_.find(records.tid);
         thread = t.add_thread(pid, records.tid, named != nvtx_names_.end() ? named->second : records.name);
       }
-      std::vector<pending_interval> kept;
+      std::size_t kept = 0;  // the intervals that stay are compacted in place, in order
       std::vector<std::size_t>& slot = moved[i];
       if (!last) slot.assign(records.intervals.size(), emitted_slot);
       for (std::size_t j = 0; j < records.intervals.size(); ++j) {
-        const pending_interval& p = records.intervals[j];
+        const pending_interval p = records.intervals[j];
         if (!emitted(p)) {
           if (!last) {
-            slot[j] = kept.size();
-            kept.push_back(p);
+            slot[j] = kept;
+            records.intervals[kept++] = p;
           }
           continue;
         }
@@ -292,7 +295,7 @@ class converter {
           later.push_back(m);
         }
       }
-      records.intervals = std::move(kept);
+      records.intervals.resize(last ? 0 : kept);
       records.marks = std::move(later);
       for (auto& [domain, stack] : records.stacks) {
         for (std::size_t& s : stack) s = last ? s : slot[s];
@@ -398,7 +401,7 @@ class converter {
     thread_records& out = threads_[thread];
     std::size_t records = 0;
     for (const segment* seg = begin; seg != end; ++seg) records += seg->count;
-    out.intervals.reserve(out.intervals.size() + records / 2 + 1);  // a range is two records
+    if (out.intervals.empty()) out.intervals.reserve(records / 2 + 1);  // a range is two records; later, growth
     auto stack_of = [&out](std::uint16_t domain) -> std::vector<std::size_t>& {
       for (auto& [id, stack] : out.stacks) {
         if (id == domain) return stack;
