@@ -57,6 +57,7 @@
 #include <boost/json.hpp>
 
 #include "analysis/name_regex.hpp"
+#include "analysis/releasing.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
 #include "inject_settings.hpp"
@@ -314,9 +315,13 @@ void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number
     first_run = *window * *s.config.given.window_runs;
   }
   const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
-  analysis_result result = analyze(t, analysis);
+  // Without a Chrome trace to write, the trace's CPU intervals are freed before the result is assembled
+  // (as `regionprof analyze` without --trace does; docs/design.md, rule 13).
+  const bool events_needed = s.config.given.report.trace_path.has_value();
+  analysis_result result = events_needed ? analyze(t, analysis) : detail::analyze_releasing_intervals(t, analysis);
   for (run_result& run : result.runs) run.run_index += first_run;
-  const Profile profile(std::move(t), analysis, context, std::move(result));
+  Profile profile(std::move(t), analysis, context, std::move(result));
+  if (!events_needed) profile = std::move(profile).without_events();
   std::ostringstream no_stdout;  // the library never writes to stdout
   write_outputs(outputs_of(window), profile_writers(profile, markdown_options{}), no_stdout,
                 [](const output_file& file, const output_error& error) {
