@@ -544,7 +544,7 @@ w/prof-%w.json -- PROGRAM' writes w/prof-0.json (runs 0 to 19999), w/prof-1.json
 39999), ..., the last, partial window at exit. Run indices continue from window to window.
 
 Under a launcher (mpirun, srun, torchrun) every output path may hold %r (rank), %l (local rank),
-%h (host), %p (pid of the profiled program) and %% (a %): 'mpirun -np 4 regionprof run -o
+%h (host), %p (pid of the profiled program), %n (process index), %w (window index) and %% (a %): 'mpirun -np 4 regionprof run -o
 prof-%r.json -- PROGRAM' writes prof-0.json ... prof-3.json, which 'regionprof merge' joins. With a
 world size above 1, a path without %r or %p is a usage error (the processes would write one file).
 
