@@ -509,6 +509,7 @@ bool start() noexcept {
       std::thread(cut_windows).detach();
     } catch (const std::exception& e) {
       complain(std::string("profiling is off in this process: cannot start the window thread: ") + e.what());
+      s.capture.reset();  // records nothing from now on
       s.active = false;
       return false;
     }
