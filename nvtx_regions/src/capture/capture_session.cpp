@@ -58,14 +58,23 @@ struct collection {
   /// Gives the handed-over chunks back (pool, and out of the session's memory count); forgets them in
   /// `consumed`, except those some thread still publishes (they come back in a later collection).
   void release(consumed_records& consumed) noexcept {
+    std::vector<chunk*> chunks = std::exchange(owned, {});
+    std::vector<std::uint64_t> serials;  // read before the release: a released chunk may be reused at once
     std::vector<std::uint64_t> pushed_back;
-    const std::vector<chunk*> chunks = std::exchange(owned, {});
+    try {
+      serials.reserve(chunks.size());
+      pushed_back.reserve(chunks.size());
+    } catch (...) {
+      owned = std::move(chunks);  // released with the collection, still in `consumed`: read from there if they come back
+      return;
+    }
+    for (const chunk* c : chunks) serials.push_back(c->serial);
     const std::size_t released = release_chunks(chunks, &pushed_back);
     state().session_bytes.fetch_sub(std::min(released * chunk_bytes, state().session_bytes.load()),
                                     std::memory_order_relaxed);
     std::sort(pushed_back.begin(), pushed_back.end());
-    for (const chunk* c : chunks) {
-      if (!std::binary_search(pushed_back.begin(), pushed_back.end(), c->serial)) consumed.erase(c->serial);
+    for (std::uint64_t serial : serials) {
+      if (!std::binary_search(pushed_back.begin(), pushed_back.end(), serial)) consumed.erase(serial);
     }
   }
 };
