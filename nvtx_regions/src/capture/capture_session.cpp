@@ -331,6 +331,8 @@ class converter {
   }
 
   const std::vector<std::string>& open_names() const noexcept { return open_texts_; }
+  /// The session dropped records at its cap (a start/end range left open then counts as lost to it).
+  void set_dropped(bool dropped) noexcept { dropped_ = dropped; }
 
  private:
   static constexpr std::uint32_t unmapped = 0xFFFFFFFFu;
@@ -504,11 +506,6 @@ class converter {
     ended_.clear();
   }
 
- public:
-  /// The session dropped records at its cap (a start/end range left open then counts as lost to it).
-  void set_dropped(bool dropped) noexcept { dropped_ = dropped; }
-
- private:
   std::vector<thread_records> threads_;
   positions position_;
   std::unordered_map<std::int64_t, std::string> nvtx_names_;
