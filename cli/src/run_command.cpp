@@ -324,9 +324,32 @@ std::string reason_unwritten(const output& out, const std::vector<std::pair<std:
   return "";
 }
 
-/// One run of the program, process `index` of `count` (both absent without --processes).
+/// `outputs` as the library wrote them for each window, 0, 1, ... while window k left a file (`%w` = k;
+/// `identity` has the profiled program's pid); window 0's when none did.
+std::vector<output> window_outputs(const std::vector<output>& outputs, const process_identity& identity) {
+  std::vector<output> windows;
+  for (std::uint64_t k = 0;; ++k) {
+    process_identity at = identity;
+    at.window_index = k;
+    std::vector<output> window = outputs;
+    bool any = false;
+    for (output& out : window) {
+      out.final_path = expand_output_path(out.pattern, at);
+      if (!out.to_stdout) out.shown = expand_output_path(out.shown, at);
+      std::error_code error;
+      any = any || fs::exists(partial_path(out.final_path), error);
+    }
+    if (!any && k > 0) return windows;
+    windows.insert(windows.end(), window.begin(), window.end());
+    if (!any) return windows;
+  }
+}
+
+/// One run of the program, process `index` of `count` (both absent without --processes); with
+/// `window_runs`, a profile every that many runs (`%w`).
 int run_program(const report_settings& report, const std::vector<std::string>& program,
-                std::optional<std::uint64_t> index, std::optional<std::uint64_t> count) {
+                std::optional<std::uint64_t> index, std::optional<std::uint64_t> count,
+                std::optional<std::size_t> window_runs) {
   const std::string library = find_injection_library();
   const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
   // Placeholders expand with this process's identity (the program inherits its environment), %p with
@@ -363,6 +386,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   inject::inject_settings handed;
   handed.report = report;
   handed.claim = claim.path;
+  handed.window_runs = window_runs;
   for (const output& out : outputs) {
     const std::string partial = partial_path(out.pattern);
     const std::string_view kind = out.kind;
@@ -388,8 +412,10 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
     return error == ENOENT ? 127 : 126;
   }
   const int status = wait_for(child);
-  if (const std::optional<std::int64_t> pid = claimed_pid(claim.path)) {
-    identity.pid = *pid;
+  if (const std::optional<std::int64_t> pid = claimed_pid(claim.path)) identity.pid = *pid;
+  if (window_runs) {
+    outputs = window_outputs(outputs, identity);
+  } else {
     for (output& out : outputs) {
       out.final_path = expand_output_path(out.pattern, identity);
       if (!out.to_stdout) out.shown = expand_output_path(out.shown, identity);
@@ -437,7 +463,11 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   }
   if (!written.empty()) {
     std::cerr << "regionprof: wrote " << written.front()->shown;
-    if (written.front() == &outputs.front()) std::cerr << " (" << summary_of(json_final) << ")";
+    if (written.front() == &outputs.front()) {
+      // The library's own count when it left one (reading a profile of 200,000 runs back costs seconds).
+      const auto given = std::find_if(reasons.begin(), reasons.end(), [](const auto& r) { return r.first == "summary"; });
+      std::cerr << " (" << (given != reasons.end() ? given->second : summary_of(outputs.front().final_path)) << ")";
+    }
     for (std::size_t i = 1; i < written.size(); ++i) std::cerr << ", " << written[i]->shown;
     std::cerr << "\n";
   }
@@ -446,9 +476,10 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
 
 /// `--processes N`: the program N times, one after another, process i writing its own profile (%n = i);
 /// stops at the first that exits non-zero, with its status.
-int run_processes(const report_settings& report, const std::vector<std::string>& program, std::uint64_t count) {
+int run_processes(const report_settings& report, const std::vector<std::string>& program, std::uint64_t count,
+                  std::optional<std::size_t> window_runs) {
   for (std::uint64_t i = 0; i < count; ++i) {
-    const int status = run_program(report, program, i, count);
+    const int status = run_program(report, program, i, count, window_runs);
     if (status != 0) {
       if (count > 1) std::cerr << "regionprof run: process " << i << " of " << count << " exited with " << status << "\n";
       return status;
@@ -471,6 +502,13 @@ class run_command final : public command {
                "'regionprof diff' (default 1).",
                [this](std::string_view setting, std::string_view n) {
                  processes_ = parse_count(setting, n, 1, 10'000);
+               })
+        .value("--window-runs", "N",
+               "Write a profile every N runs and drop what it holds, so a long run\n"
+               "stays in bounded memory: every output path needs %w (the window\n"
+               "index, 0, 1, ...); the last, partial window is written at exit.",
+               [this](std::string_view setting, std::string_view n) {
+                 window_runs_ = parse_count(setting, n, 1, inject::inject_settings::max_window_runs);
                });
     line.command("PROGRAM", "[ARGS...]", "PROGRAM to run", program_);
   }
@@ -500,8 +538,13 @@ standard error. Paths are relative to the directory regionprof was started in.
 --processes 3 -o a/prof-%n.json -- PROGRAM' writes a/prof-0.json ... a/prof-2.json, a side for
 'regionprof diff a b'. It stops at the first process that exits non-zero, with its status.
 
+--window-runs N writes a profile every N runs, from inside the program, and drops what it held, so
+memory stays bounded however long the program runs: 'regionprof run --window-runs 20000 -o
+w/prof-%w.json -- PROGRAM' writes w/prof-0.json (runs 0 to 19999), w/prof-1.json (runs 20000 to
+39999), ..., the last, partial window at exit. Run indices continue from window to window.
+
 Under a launcher (mpirun, srun, torchrun) every output path may hold %r (rank), %l (local rank),
-%h (host), %p (pid of the profiled program) and %% (a %): 'mpirun -np 4 regionprof run -o
+%h (host), %p (pid of the profiled program), %n (process index), %w (window index) and %% (a %): 'mpirun -np 4 regionprof run -o
 prof-%r.json -- PROGRAM' writes prof-0.json ... prof-3.json, which 'regionprof merge' joins. With a
 world size above 1, a path without %r or %p is a usage error (the processes would write one file).
 
@@ -556,16 +599,18 @@ Examples:
       identity.process_index = 0;
       identity.process_count = *processes_;
     }
+    if (window_runs_) identity.window_index = 0;
     check("-o", settings_.json_path.value_or("profile.json"));
     check("--markdown", settings_.markdown_path);
     check("--trace", settings_.trace_path);
-    if (!processes_) return run_program(settings_, program_, std::nullopt, std::nullopt);
-    return run_processes(settings_, program_, *processes_);
+    if (!processes_) return run_program(settings_, program_, std::nullopt, std::nullopt, window_runs_);
+    return run_processes(settings_, program_, *processes_, window_runs_);
   }
 
  private:
   report_settings settings_;
   std::optional<std::uint64_t> processes_;
+  std::optional<std::size_t> window_runs_;
   std::vector<std::string> program_;
 };
 

@@ -14,6 +14,12 @@
 // libregionprof_nvtx_inject.so); a watchdog (10 s) bounds the attempt. _exit() and SIGKILL leave nothing.
 // Every output is written through regionprof::write_outputs: replaced atomically, never torn.
 //
+// Windows (REGIONPROF_WINDOW_RUNS=N, `regionprof run --window-runs N`; docs/capture.md, "Windows"): a
+// thread of the library (every signal blocked) cuts the capture every 10 ms (capture_session::cut_window)
+// and, each time N more runs have closed, analyses and writes them as one profile (`%w` in the paths is
+// the window's index) and drops them; the exit's write is the last, partial window. The program's threads
+// take no lock for this. A mutex serialises the windows with the exit's (or a signal's) write.
+//
 // It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`, and only while fd 2 is
 // still the file it was when the library loaded (a program that closed stderr and reused fd 2 for a file
 // of its own never finds our lines in it). One process is profiled: the first that loads the library
@@ -31,6 +37,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,14 +46,18 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "analysis/name_regex.hpp"
+#include "analysis/releasing.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
 #include "inject_settings.hpp"
@@ -67,8 +79,19 @@ namespace {
 struct settings {
   inject_settings given;
   output_set outputs;  ///< absolute paths, placeholders expanded (the program may change its directory)
+  /// With windows: each output's absolute path pattern, expanded again per window (`%w`).
+  std::vector<std::pair<output_format, std::string>> window_patterns;
   device_options device;
-  process_identity identity;  ///< the report's target; the paths' placeholders (%r, %l, %h, %p)
+  process_identity identity;  ///< the report's target; the paths' placeholders (%r, %l, %h, %p, %w)
+};
+
+/// The window thread's state: `mutex` is held while a window is cut and written, and by the final write.
+struct window_writer {
+  run_marker_predicate is_marker;  ///< the analysis's run marker, by name and domain
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;           ///< the final write has begun: no more windows
+  std::uint64_t next_window = 0;   ///< the index of the next window written (the final one included)
 };
 
 /// The library's one state. Leaked on purpose: the exit handler may run after static destructors.
@@ -82,6 +105,7 @@ struct injected {
   std::atomic<bool> device_started{false};  // InitializeInjection ran
   std::atomic<bool> device_ready{false};    // `device` is set (published after it)
   std::atomic<bool> written{false};         // the profile was written (or is being written)
+  std::unique_ptr<window_writer> windows;   // set when REGIONPROF_WINDOW_RUNS is
   std::optional<std::string> claim_path;  // set when this process created the claim file
   bool stderr_known = false;              // fd 2 was open when the library loaded: its identity follows
   dev_t stderr_device = 0;
@@ -150,6 +174,14 @@ std::string absolute(const std::string& path) {
   return std::string(buffer) + "/" + path;
 }
 
+/// An absolute path pattern: the directory's own `%` escaped, so that expanding it gives that directory.
+std::string absolute_pattern(const std::string& pattern) {
+  if (!pattern.empty() && pattern.front() == '/') return pattern;
+  char buffer[4096];
+  if (getcwd(buffer, sizeof buffer) == nullptr) return pattern;
+  return escape_output_path(buffer) + "/" + pattern;
+}
+
 /// The library's name for an output in the claim file (`regionprof run` reads it): json, markdown, trace.
 const char* kind_of(output_format format) {
   switch (format) {
@@ -176,9 +208,11 @@ settings read_settings() {
     if (placeholder(json_pattern) || placeholder(report.markdown_path) || placeholder(report.trace_path)) throw;
     config.identity = this_process_host_and_pid();
   }
+  if (config.given.window_runs) config.identity.window_index = 0;  // a path without %w is refused
   const auto add = [&config](output_format format, const char* variable, const std::string& pattern) {
     try {
       config.outputs.add(format, absolute(expand_output_path(pattern, config.identity)));
+      if (config.given.window_runs) config.window_patterns.emplace_back(format, absolute_pattern(pattern));
     } catch (const process_identity_error& e) {
       throw process_identity_error(std::string(variable) + ": " + e.what());
     }
@@ -220,11 +254,157 @@ bool nvtx_path_is_this_library() {
   return stat(path->c_str(), &a) == 0 && stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/// Writes the profile of what was recorded. `signal_number` 0: a normal exit. Never throws.
+/// The outputs of window `window` (`%w` expanded), or the whole profile's (no windows).
+output_set outputs_of(std::optional<std::uint64_t> window) {
+  const settings& config = state().config;
+  if (!window) return config.outputs;
+  process_identity identity = config.identity;
+  identity.window_index = *window;
+  output_set outputs;
+  for (const auto& [format, pattern] : config.window_patterns) outputs.add(format, expand_output_path(pattern, identity));
+  outputs.placeholders_expanded = true;
+  return outputs;
+}
+
+/// For `regionprof run`'s line on stderr, a `summary<TAB>5 runs, 4 regions; warnings: CODE, ...` line in
+/// the claim file (without one, `run` would read the whole profile back to count them).
+void record_summary(const analysis_result& result) noexcept {
+  const injected& s = state();
+  if (!s.claim_path) return;
+  try {
+    std::string line = "summary\t" + std::to_string(result.runs.size()) + " runs, " +
+                       std::to_string(result.regions.size()) + " regions";
+    std::string codes;
+    for (const warning& w : result.warnings) codes += (codes.empty() ? "" : ", ") + std::string(to_string(w.code));
+    if (!codes.empty()) line += "; warnings: " + codes;
+    line += "\n";
+    const int fd = open(s.claim_path->c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return;
+    [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
+    close(fd);
+  } catch (...) {
+  }
+}
+
+/// Analyses `t` and writes its outputs: the whole profile, or window `window` of REGIONPROF_WINDOW_RUNS
+/// (its runs numbered on from the windows before it; the warm-up runs only in window 0).
+void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number) {
+  injected& s = state();
+  boost::json::object target{{"command", boost::json::value_from(command_line())}};
+  const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
+  for (const auto& member : identity.as_object()) target[member.key()] = member.value();
+  if (window) {
+    target["window"] = *window;
+    target["window_runs"] = *s.config.given.window_runs;
+  }
+  if (signal_number != 0) {
+    const char* name = sigabbrev_np(signal_number);
+    target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
+  }
+  t.target_type = "process";
+  t.target_extra_json = boost::json::serialize(target);
+  std::optional<machine_environment> environment;
+  if (s.machine) {
+    for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));
+    environment = s.machine->environment();
+  }
+  analysis_options analysis = s.config.given.report.analysis;
+  std::size_t first_run = 0;
+  if (window && *window > 0) {
+    analysis.skip_runs = 0;
+    first_run = *window * *s.config.given.window_runs;
+  }
+  const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
+  // Without a Chrome trace to write, the trace's CPU intervals are freed before the result is assembled
+  // (as `regionprof analyze` without --trace does; docs/design.md, rule 13).
+  const bool events_needed = s.config.given.report.trace_path.has_value();
+  analysis_result result = events_needed ? analyze(t, analysis) : detail::analyze_releasing_intervals(t, analysis);
+  for (run_result& run : result.runs) run.run_index += first_run;
+  Profile profile(std::move(t), analysis, context, std::move(result));
+  if (!events_needed) profile = std::move(profile).without_events();
+  std::ostringstream no_stdout;  // the library never writes to stdout
+  write_outputs(outputs_of(window), profile_writers(profile, markdown_options{}), no_stdout,
+                [](const output_file& file, const output_error& error) {
+                  report_unwritten(kind_of(file.format), error.reason(), error.what());
+                });
+  if (!window || *window == 0) record_summary(profile.result());
+}
+
+/// Whether a range is a run marker under `rule` (the analysis's rule 2 by name and domain), for
+/// capture_session::cut_window.
+run_marker_predicate marker_predicate(const name_rule& rule) {
+  std::shared_ptr<const re2::RE2> regex;
+  if (rule.match == match_kind::regex) {
+    std::string error;
+    regex = detail::compile_name_regex(rule.pattern, error);
+    if (!regex) throw std::invalid_argument("run marker '" + rule.pattern + "': " + error);
+  }
+  return [rule, regex](std::string_view name, std::string_view domain) {
+    if (!rule.domain.empty() && domain != rule.domain) return false;
+    switch (rule.match) {
+      case match_kind::exact: return name == rule.pattern;
+      case match_kind::prefix: return name.starts_with(rule.pattern);
+      case match_kind::regex: return re2::RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *regex);
+    }
+    return false;
+  };
+}
+
+/// True when a range of `t` is a run marker.
+bool has_run_marker(const trace& t, const run_marker_predicate& is_marker) {
+  return std::any_of(t.intervals.begin(), t.intervals.end(), [&](const cpu_interval& i) {
+    return is_marker(t.strings.view(i.name), t.strings.view(t.domains.at(i.domain)));
+  });
+}
+
+/// A window before the last has no device activity of its own: CUPTI's records are collected at exit, so
+/// they all go to the last window. Says so in the window's profile.
+void note_device_of_window(trace& t) {
+  injected& s = state();
+  if (!s.device_started.load()) {
+    t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
+                          "device tracing unavailable: the program had not initialised CUDA (no cuInit) when this "
+                          "window was cut; the window is CPU-only"});
+  } else {
+    t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
+                          "device activity is not cut into windows: every window's kernels, copies and memsets "
+                          "are in the last window's profile; this window is CPU-only"});
+  }
+}
+
+/// Cuts and writes every window whose runs have all closed. `w.mutex` is held. Never throws.
+void write_complete_windows(window_writer& w) noexcept {
+  injected& s = state();
+  const inject_settings& given = s.config.given;
+  try {
+    for (;;) {
+      // Window 0 holds the warm-up runs too; they are discarded from it.
+      const std::size_t runs = *given.window_runs + (w.next_window == 0 ? given.report.analysis.skip_runs : 0);
+      std::optional<capture_result> window = s.capture->cut_window(runs, w.is_marker);
+      if (!window) return;
+      note_device_of_window(window->data);
+      write_trace(std::move(window->data), w.next_window++, 0);
+    }
+  } catch (const std::exception& e) {
+    report_unwritten("json", std::string("could not make a window's profile: ") + e.what());
+  }
+}
+
+/// Writes the profile of what was recorded (with windows: the last window). `signal_number` 0: a normal
+/// exit. Never throws.
 void write_profile(int signal_number) noexcept {
   injected& s = state();
   if (!s.active || getpid() != s.pid || s.written.exchange(true)) return;
   try {
+    std::unique_lock<std::mutex> no_more_windows;
+    std::optional<std::uint64_t> window;
+    if (s.windows) {
+      no_more_windows = std::unique_lock(s.windows->mutex);  // waits for a window being written
+      s.windows->stopping = true;
+      s.windows->wake.notify_all();
+      write_complete_windows(*s.windows);  // those the thread has not cut yet: the rest is the last one
+      window = s.windows->next_window;
+    }
     capture_result captured = s.capture->stop();
     trace t = std::move(captured.data);
     if (!captured.stats.tool_attached && nvtx_path_is_this_library()) {
@@ -249,29 +429,11 @@ void write_profile(int signal_number) noexcept {
                             "the program died of signal " + std::to_string(signal_number) +
                                 ": device activity was not collected (a fault handler never calls into CUPTI)"});
     }
-    boost::json::object target{{"command", boost::json::value_from(command_line())}};
-    const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
-    for (const auto& member : identity.as_object()) target[member.key()] = member.value();
-    if (signal_number != 0) {
-      const char* name = sigabbrev_np(signal_number);
-      target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
+    if (s.machine && !faulted) s.machine->end();  // NVML is not called after a fault
+    if (window && *window > 0 && t.device_ops.empty() && !has_run_marker(t, s.windows->is_marker)) {
+      return;  // the runs ended with the last full window: no empty window (it would be one run, NO_RUN_MARKERS)
     }
-    t.target_type = "process";
-    t.target_extra_json = boost::json::serialize(target);
-    std::optional<machine_environment> environment;
-    if (s.machine) {
-      if (!faulted) s.machine->end();  // NVML is not called after a fault
-      for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));
-      environment = s.machine->environment();
-    }
-    const analysis_options& analysis = s.config.given.report.analysis;
-    const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
-    const Profile profile(std::move(t), analysis, context);
-    std::ostringstream no_stdout;  // the library never writes to stdout
-    write_outputs(s.config.outputs, profile_writers(profile, markdown_options{}), no_stdout,
-                  [](const output_file& file, const output_error& error) {
-                    report_unwritten(kind_of(file.format), error.reason(), error.what());
-                  });
+    write_trace(std::move(t), window, signal_number);
     if (signal_number != 0) {
       complain("the program got signal " + std::to_string(signal_number) +
                "; the profile holds what was recorded until then");
@@ -280,6 +442,16 @@ void write_profile(int signal_number) noexcept {
     report_unwritten("json", std::string("could not make the profile: ") + e.what());
   } catch (...) {
     report_unwritten("json", "could not make the profile");
+  }
+}
+
+/// The window thread: every 10 ms, writes the windows whose runs have all closed.
+void cut_windows() noexcept {
+  window_writer& w = *state().windows;
+  std::unique_lock lock(w.mutex);
+  while (!w.stopping) {
+    w.wake.wait_for(lock, std::chrono::milliseconds(10));
+    if (!w.stopping) write_complete_windows(w);
   }
 }
 
@@ -322,6 +494,26 @@ bool start() noexcept {
     return false;
   }
   s.active = true;
+  if (s.config.given.window_runs) {
+    try {
+      s.windows = std::make_unique<window_writer>();
+      s.windows->is_marker = marker_predicate(s.config.given.report.analysis.run_marker);
+      sigset_t all;
+      sigset_t old;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &old);  // signals go to the program's threads, never to this one
+      struct restore {
+        const sigset_t& mask;
+        ~restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+      } restore_mask{old};
+      std::thread(cut_windows).detach();
+    } catch (const std::exception& e) {
+      complain(std::string("profiling is off in this process: cannot start the window thread: ") + e.what());
+      s.capture.reset();  // records nothing from now on
+      s.active = false;
+      return false;
+    }
+  }
   std::atexit(write_at_exit);
   signal_detail::install_signal_writer({SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGINT, SIGTERM, SIGHUP},
                                       write_at_signal);

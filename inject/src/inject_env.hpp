@@ -14,6 +14,7 @@ inline constexpr const char* cross_thread = "REGIONPROF_CROSS_THREAD";  ///< "1"
 inline constexpr const char* row_limit = "REGIONPROF_ROW_LIMIT";        ///< --row-limit N
 inline constexpr const char* graph_attribution = "REGIONPROF_GRAPH_ATTRIBUTION";  ///< --graph-attribution MODE
 inline constexpr const char* warmup_runs = "REGIONPROF_WARMUP_RUNS";    ///< --warmup-runs N
+inline constexpr const char* window_runs = "REGIONPROF_WINDOW_RUNS";    ///< --window-runs N: a profile every N runs
 inline constexpr const char* device_buffer_mb = "REGIONPROF_DEVICE_BUFFER_MB";  ///< cap of CUPTI buffers (MiB)
 inline constexpr const char* sync_records = "REGIONPROF_SYNC_RECORDS";  ///< "1": CUPTI synchronization records
 inline constexpr const char* claim = "REGIONPROF_CLAIM";  ///< file the first process to load the library creates:

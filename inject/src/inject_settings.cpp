@@ -34,6 +34,7 @@ std::vector<std::pair<std::string, std::string>> to_environment(const inject_set
     variables.emplace_back(inject_env::device_buffer_mb, std::to_string(*settings.device_buffer_mb));
   }
   if (settings.sync_records) variables.emplace_back(inject_env::sync_records, "1");
+  if (settings.window_runs) variables.emplace_back(inject_env::window_runs, std::to_string(*settings.window_runs));
   return variables;
 }
 
@@ -61,6 +62,9 @@ inject_settings from_environment(const environment_lookup& lookup) {
     settings.device_buffer_mb = cli::parse_count(inject_env::device_buffer_mb, *megabytes, 4, 1 << 20);
   }
   settings.sync_records = lookup(inject_env::sync_records).value_or("0") == "1";
+  if (auto runs = lookup(inject_env::window_runs)) {
+    settings.window_runs = cli::parse_count(inject_env::window_runs, *runs, 1, inject_settings::max_window_runs);
+  }
   return settings;
 }
 

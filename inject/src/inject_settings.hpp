@@ -30,6 +30,10 @@ struct inject_settings {
   std::optional<std::string> claim;             ///< REGIONPROF_CLAIM: only its creator is profiled
   std::optional<std::size_t> device_buffer_mb;  ///< REGIONPROF_DEVICE_BUFFER_MB, 4 to 1048576
   bool sync_records = false;                    ///< REGIONPROF_SYNC_RECORDS=1
+  /// REGIONPROF_WINDOW_RUNS (--window-runs), 1 to max_window_runs: a profile every N measured runs, each
+  /// output path's `%w` the window's index (docs/capture.md, "Windows").
+  std::optional<std::size_t> window_runs;
+  static constexpr std::size_t max_window_runs = 1'000'000'000;
 };
 
 /// A variable's value, or nullopt when it is unset or empty.

@@ -38,6 +38,7 @@ inject_settings every_setting() {
   s.claim = "/tmp/regionprof-run-x/claim";
   s.device_buffer_mb = 64;
   s.sync_records = true;
+  s.window_runs = 20'000;
   return s;
 }
 
@@ -58,6 +59,7 @@ BOOST_AUTO_TEST_CASE(to_environment_writes_each_variable_as_run_hands_it) {
       {"REGIONPROF_ROW_LIMIT", "5"},
       {"REGIONPROF_DEVICE_BUFFER_MB", "64"},
       {"REGIONPROF_SYNC_RECORDS", "1"},
+      {"REGIONPROF_WINDOW_RUNS", "20000"},
   };
   BOOST_TEST((regionprof::inject::to_environment(every_setting()) == expected));
 }
@@ -88,6 +90,7 @@ BOOST_AUTO_TEST_CASE(from_environment_gives_back_what_to_environment_wrote) {
   BOOST_TEST(*back.claim == *given.claim);
   BOOST_TEST(*back.device_buffer_mb == 64u);
   BOOST_TEST(back.sync_records);
+  BOOST_TEST(*back.window_runs == 20'000u);
   // And the other way: encoding what was decoded writes the same variables again.
   BOOST_TEST((regionprof::inject::to_environment(back) == regionprof::inject::to_environment(given)));
 }
@@ -102,6 +105,7 @@ BOOST_AUTO_TEST_CASE(an_empty_environment_is_the_defaults) {
   BOOST_TEST(!back.claim);
   BOOST_TEST(!back.device_buffer_mb);
   BOOST_TEST(!back.sync_records);
+  BOOST_TEST(!back.window_runs);
   BOOST_TEST(back.report.analysis.skip_runs == 0u);
   BOOST_TEST(!back.report.analysis.cross_thread);
 }
@@ -119,6 +123,8 @@ BOOST_AUTO_TEST_CASE(a_bad_value_names_its_variable) {
              "REGIONPROF_ROW_LIMIT needs a whole number from 1 to 1000000, got 'abc'");
   BOOST_TEST(message({{"REGIONPROF_DEVICE_BUFFER_MB", "2"}}) ==
              "REGIONPROF_DEVICE_BUFFER_MB needs a whole number from 4 to 1048576, got '2'");
+  BOOST_TEST(message({{"REGIONPROF_WINDOW_RUNS", "0"}}) ==
+             "REGIONPROF_WINDOW_RUNS needs a whole number from 1 to 1000000000, got '0'");
   BOOST_TEST(message({{"REGIONPROF_RUN_MARKER", "[step"}}).starts_with("REGIONPROF_RUN_MARKER: run marker '[step': "));
 }
 

@@ -290,4 +290,104 @@ BOOST_AUTO_TEST_CASE(nested_nvtx_ranges_make_the_region_tree) {
   BOOST_TEST(profile.at("tree_summary").as_array().size() == 3u);
 }
 
+namespace {
+
+/// The run indices of a profile's runs, in order.
+std::vector<std::int64_t> run_indices(const json::object& profile) {
+  std::vector<std::int64_t> out;
+  for (const json::value& run : profile.at("runs").as_array()) out.push_back(run.at("run_index").to_number<std::int64_t>());
+  return out;
+}
+
+std::vector<std::int64_t> sequence(std::int64_t from, std::int64_t count) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t i = 0; i < count; ++i) out.push_back(from + i);
+  return out;
+}
+
+}  // namespace
+
+// --window-runs N: ceil(total / N) profiles, window k holding runs k N ... with their indices continued,
+// the last one partial; cut at exit (a fast program) and by the library's thread while the program runs
+// (window_app sleeps 30 ms after every 2 runs) alike. Total 7 and N 3: windows of 3, 3, 1.
+BOOST_AUTO_TEST_CASE(window_runs_write_one_profile_per_window) {
+  for (const char* sleep_every : {"0", "2"}) {
+    BOOST_TEST_CONTEXT("sleep every " << sleep_every) {
+      cli_test::scratch_dir dir{"regionprof-run"};
+      fs::create_directory(dir.path / "w");
+      const outcome run = regionprof_run(dir.path, {"--window-runs", "3", "--run-marker", "step", "--region",
+                                                    "layer_(.*)=layer", "-o", "w/prof-%w.json", "--", WINDOW_APP,
+                                                    "7", sleep_every});
+      BOOST_TEST(run.status == 0);
+      BOOST_TEST(run.out.empty());
+      BOOST_TEST(contains(run.err, "regionprof: wrote w/prof-0.json (3 runs, 1 regions"), run.err);
+      BOOST_TEST(contains(run.err, ", w/prof-1.json, w/prof-2.json\n"), run.err);
+      const std::int64_t counts[] = {3, 3, 1};
+      for (int k = 0; k < 3; ++k) {
+        const json::object profile = load_profile(dir.path / "w" / ("prof-" + std::to_string(k) + ".json"));
+        BOOST_TEST(run_indices(profile) == sequence(3 * k, counts[k]), boost::test_tools::per_element());
+        BOOST_TEST(profile.at("target").at("window").to_number<int>() == k);
+        BOOST_TEST(profile.at("target").at("window_runs").to_number<int>() == 3);
+        BOOST_TEST(profile.at("regions").as_array().size() == 1u);
+        BOOST_TEST(profile.at("config").at("warmup_runs").to_number<int>() == 0);
+        const std::vector<std::string> codes = warning_codes(profile);
+        BOOST_TEST(!has(codes, "UNBALANCED_RANGES"));
+        BOOST_TEST(!has(codes, "NO_RUN_MARKERS"));
+        BOOST_TEST(has(codes, "DEVICE_TRACING_UNAVAILABLE"));  // every window says it is CPU-only
+      }
+      BOOST_TEST(!fs::exists(dir.path / "w" / "prof-3.json"));
+    }
+  }
+}
+
+// A total that N divides gives exactly total / N windows (no empty last one), and the warm-up runs are
+// discarded from window 0 only: 2 warm-up + 9 runs in windows of 3 are windows of 3 (after the 2), 3, 3.
+BOOST_AUTO_TEST_CASE(window_runs_divisible_total_and_warmup) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  const outcome run = regionprof_run(dir.path, {"--window-runs", "3", "--warmup-runs", "2", "--run-marker", "step",
+                                                "-o", "p%w.json", "--", WINDOW_APP, "11"});
+  BOOST_TEST(run.status == 0);
+  for (int k = 0; k < 3; ++k) {
+    const json::object profile = load_profile(dir.path / ("p" + std::to_string(k) + ".json"));
+    BOOST_TEST(run_indices(profile) == sequence(3 * k, 3), boost::test_tools::per_element());
+    BOOST_TEST(profile.at("config").at("warmup_runs").to_number<int>() == (k == 0 ? 2 : 0));
+  }
+  BOOST_TEST(!fs::exists(dir.path / "p3.json"));
+}
+
+// Without %w every window would write one file: a usage error naming the flag, nothing runs; so is the
+// default profile.json, and N 0.
+BOOST_AUTO_TEST_CASE(window_runs_without_the_window_index_is_a_usage_error) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  const outcome one_file = regionprof_run(dir.path, {"--window-runs", "5", "-o", "p.json", "--", WINDOW_APP, "7"});
+  BOOST_TEST(one_file.status == 2);
+  BOOST_TEST(contains(one_file.err, "option -o: output path 'p.json': --window-runs writes one profile per window, "
+                                    "and every window would write this one file; add %w (the window index)"),
+             one_file.err);
+  const outcome markdown = regionprof_run(dir.path, {"--window-runs", "5", "-o", "p-%w.json", "--markdown", "p.md",
+                                                     "--", WINDOW_APP, "7"});
+  BOOST_TEST(markdown.status == 2);
+  BOOST_TEST(contains(markdown.err, "option --markdown: output path 'p.md'"), markdown.err);
+  const outcome default_path = regionprof_run(dir.path, {"--window-runs", "5", "--", WINDOW_APP, "7"});
+  BOOST_TEST(default_path.status == 2);
+  BOOST_TEST(contains(default_path.err, "output path 'profile.json'"), default_path.err);
+  BOOST_TEST(regionprof_run(dir.path, {"--window-runs", "0", "-o", "p-%w.json", "--", WINDOW_APP, "7"}).status == 2);
+  BOOST_TEST(fs::is_empty(dir.path));
+}
+
+// --processes and --window-runs together: %n the process, %w the window.
+BOOST_AUTO_TEST_CASE(window_runs_with_processes) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  const outcome run = regionprof_run(dir.path, {"--processes", "2", "--window-runs", "4", "--run-marker", "step",
+                                                "-o", "p%n-w%w.json", "--", WINDOW_APP, "6"});
+  BOOST_TEST(run.status == 0);
+  for (const char* process : {"0", "1"}) {
+    BOOST_TEST(run_indices(load_profile(dir.path / (std::string("p") + process + "-w0.json"))) == sequence(0, 4),
+               boost::test_tools::per_element());
+    BOOST_TEST(run_indices(load_profile(dir.path / (std::string("p") + process + "-w1.json"))) == sequence(4, 2),
+               boost::test_tools::per_element());
+    BOOST_TEST(!fs::exists(dir.path / (std::string("p") + process + "-w2.json")));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

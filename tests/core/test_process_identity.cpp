@@ -75,17 +75,17 @@ BOOST_AUTO_TEST_CASE(a_rank_that_is_not_a_number_names_the_variable) {
 }
 
 BOOST_AUTO_TEST_CASE(placeholders_expand) {
-  const process_identity id{2, 1, 4, "node7", 4242, std::nullopt, std::nullopt};
+  const process_identity id{2, 1, 4, "node7", 4242, std::nullopt, std::nullopt, std::nullopt};
   BOOST_TEST(expand_output_path("prof-%r.json", id) == "prof-2.json");
   BOOST_TEST(expand_output_path("%h/%l/%p-100%%.json", id) == "node7/1/4242-100%.json");
   BOOST_TEST(expand_output_path("r%r_l%l_%h_%p", id) == "r2_l1_node7_4242");
-  const process_identity alone{std::nullopt, std::nullopt, std::nullopt, "h", 9, std::nullopt, std::nullopt};
+  const process_identity alone{std::nullopt, std::nullopt, std::nullopt, "h", 9, std::nullopt, std::nullopt, std::nullopt};
   BOOST_TEST(expand_output_path("profile.json", alone) == "profile.json");
   BOOST_TEST(expand_output_path("p%r-%l.json", alone) == "p0-0.json");  // no launcher: rank 0
 }
 
 BOOST_AUTO_TEST_CASE(all_but_the_pid_expand_to_the_same_path) {
-  const process_identity id{2, 1, 4, "node%7", 4242, std::nullopt, std::nullopt};
+  const process_identity id{2, 1, 4, "node%7", 4242, std::nullopt, std::nullopt, std::nullopt};
   const std::string pattern = "%h-%r-%p-%%.json";
   const std::string kept = expand_output_path_but_pid(pattern, id);
   BOOST_TEST(kept == "node%%7-2-%p-%%.json");
@@ -95,21 +95,21 @@ BOOST_AUTO_TEST_CASE(all_but_the_pid_expand_to_the_same_path) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_patterns_are_errors_that_say_what_to_do) {
-  const process_identity id{2, 1, 4, "node7", 4242, std::nullopt, std::nullopt};
+  const process_identity id{2, 1, 4, "node7", 4242, std::nullopt, std::nullopt, std::nullopt};
   BOOST_TEST(error_of("prof-%x.json", id) ==
              "output path 'prof-%x.json': unknown placeholder '%x' (known: %r rank, %l local rank, %h host, %p pid, "
-             "%n process index, %% a '%')");
+             "%n process index, %w window index, %% a '%')");
   BOOST_TEST(error_of("prof-%", id) == "output path 'prof-%': a lone '%' at the end (write '%%' for a '%')");
   BOOST_TEST(error_of("prof-%l.json", id) ==
              "output path 'prof-%l.json': the job has 4 processes and all of them would write this one file; add "
              "%r (the rank) or %p (the pid) to the path, e.g. 'profile-%r.json'");
   BOOST_TEST(error_of("prof-%p.json", id).empty());
-  const process_identity one{0, 0, 1, "node7", 1, std::nullopt, std::nullopt};
+  const process_identity one{0, 0, 1, "node7", 1, std::nullopt, std::nullopt, std::nullopt};
   BOOST_TEST(error_of("prof.json", one).empty());  // a world of one writes one file
 }
 
 BOOST_AUTO_TEST_CASE(the_process_index_of_run_processes) {
-  process_identity id{std::nullopt, std::nullopt, std::nullopt, "node7", 4242, std::nullopt, std::nullopt};
+  process_identity id{std::nullopt, std::nullopt, std::nullopt, "node7", 4242, std::nullopt, std::nullopt, std::nullopt};
   BOOST_TEST(expand_output_path("a/prof-%n.json", id) == "a/prof-0.json");  // no index: 0
   id.process_index = 2;
   id.process_count = 3;
@@ -125,10 +125,33 @@ BOOST_AUTO_TEST_CASE(the_process_index_of_run_processes) {
   BOOST_TEST(expand_output_path(expand_process_index("%h/%n-%p.json", id), id) == expand_output_path("%h/%n-%p.json", id));
 }
 
+// `run --window-runs N`: %w is the window's index, kept by the parent's expansions (the library knows
+// the window), and a path without it, with windows on, is refused: the windows would write one file.
+BOOST_AUTO_TEST_CASE(the_window_index_of_run_window_runs) {
+  process_identity id{std::nullopt, std::nullopt, std::nullopt, "node7", 4242, std::nullopt, std::nullopt,
+                      std::nullopt};
+  BOOST_TEST(expand_output_path("a/prof-%w.json", id) == "a/prof-0.json");  // no windows: 0
+  id.window_index = 0;
+  BOOST_TEST(expand_output_path("a/prof-%w.json", id) == "a/prof-0.json");
+  id.window_index = 12;
+  BOOST_TEST(expand_output_path("a/prof-%w.json", id) == "a/prof-12.json");
+  id.process_index = 2;
+  id.process_count = 3;
+  BOOST_TEST(expand_output_path("a/%n-%w.json", id) == "a/2-12.json");  // %n is still the process index
+  BOOST_TEST(expand_output_path_but_pid("a/%n-%w-%p.json", id) == "a/2-%w-%p.json");
+  BOOST_TEST(expand_process_index("a/%n-%w.json", id) == "a/2-%w.json");
+  BOOST_TEST(error_of("a/prof-%n.json", id) ==
+             "output path 'a/prof-%n.json': --window-runs writes one profile per window, and every window would "
+             "write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
+  BOOST_TEST(error_of("a/prof-%p-%n.json", id) ==  // %p does not tell windows apart: they share the pid
+             "output path 'a/prof-%p-%n.json': --window-runs writes one profile per window, and every window "
+             "would write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
+}
+
 BOOST_AUTO_TEST_CASE(identity_members_for_the_target) {
-  BOOST_TEST(identity_json_members({2, 0, 4, "node7", 4242, std::nullopt, std::nullopt}) ==
+  BOOST_TEST(identity_json_members({2, 0, 4, "node7", 4242, std::nullopt, std::nullopt, std::nullopt}) ==
              R"("rank": 2, "local_rank": 0, "world_size": 4, "host": "node7", "pid": 4242)");
-  BOOST_TEST(identity_json_members({std::nullopt, std::nullopt, std::nullopt, "a\"b", 1, std::nullopt, std::nullopt}) ==
+  BOOST_TEST(identity_json_members({std::nullopt, std::nullopt, std::nullopt, "a\"b", 1, std::nullopt, std::nullopt, std::nullopt}) ==
              R"("host": "a\"b", "pid": 1)");
 }
 

@@ -23,6 +23,9 @@ struct process_identity {
   /// `regionprof run --processes N`: this process's index, 0 to N - 1, and N (absent otherwise).
   std::optional<std::uint64_t> process_index;
   std::optional<std::uint64_t> process_count;
+  /// `regionprof run --window-runs N`: the index of the window a profile is written for (`%w`), 0 for the
+  /// first; set (to any value) whenever windows are on, so that a path without `%w` is refused.
+  std::optional<std::uint64_t> window_index;
 };
 
 /// A rank variable with a value that is not a whole number, or an output path pattern that cannot be
@@ -62,10 +65,12 @@ process_identity this_process_identity();
 process_identity this_process_host_and_pid();
 
 /// Expands an output path pattern: `%r` rank, `%l` local rank (each 0 when the launcher set none),
-/// `%h` host, `%p` pid, `%n` process index (0 when none), `%%` a `%`. Throws process_identity_error
-/// naming the pattern for an unknown `%x` or a lone `%` at the end, when the world size is above 1 for
-/// a pattern with neither `%r` nor `%p`, and when the process count is above 1 for a pattern with
-/// neither `%n` nor `%p` (the processes would all write one file), saying what to add.
+/// `%h` host, `%p` pid, `%n` process index (0 when none), `%w` window index (0 when none), `%%` a `%`.
+/// Throws process_identity_error naming the pattern for an unknown `%x` or a lone `%` at the end, when
+/// the world size is above 1 for a pattern with neither `%r` nor `%p`, when the process count is above 1
+/// for a pattern with neither `%n` nor `%p` (the processes would all write one file), and when windows
+/// are on (`window_index` set) for a pattern without `%w` (the windows would all write one file), saying
+/// what to add.
 ///
 /// ```
 /// regionprof::process_identity id{2, 0, 4, "node7", 4242};
@@ -74,11 +79,13 @@ process_identity this_process_host_and_pid();
 /// regionprof::expand_output_path("prof.json", id);         // throws: add %r or %p
 /// id.world_size = 1; id.process_index = 1; id.process_count = 3;
 /// regionprof::expand_output_path("a/prof-%n.json", id);    // "a/prof-1.json"
+/// id.window_index = 4;
+/// regionprof::expand_output_path("a/prof-%n-%w.json", id);  // "a/prof-1-4.json"
 /// ```
 std::string expand_output_path(std::string_view pattern, const process_identity& identity);
 
-/// As expand_output_path, but `%p` and `%%` stay as they are: for a parent that knows every field but
-/// the pid of the process that will write (`regionprof run`). The result expands again with
+/// As expand_output_path, but `%p`, `%w` and `%%` stay as they are: for a parent that knows every field
+/// but the pid of the process that will write and its windows (`regionprof run`). The result expands again with
 /// expand_output_path to the same path as the pattern would have. Same errors.
 ///
 /// ```

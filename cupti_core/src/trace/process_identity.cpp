@@ -44,6 +44,7 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
   std::string out;
   bool unique = false;        // the pattern names the rank or the pid
   bool unique_index = false;  // the pattern names the process index or the pid
+  bool unique_window = false; // the pattern names the window index
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') {
       out += pattern[i];
@@ -57,6 +58,7 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
     if (mode == expansion::process_index_only && placeholder != 'n') {
       if (placeholder == 'r') unique = true;
       if (placeholder == 'p') unique = unique_index = true;
+      if (placeholder == 'w') unique_window = true;
       out += '%';
       out += placeholder;
       continue;
@@ -77,11 +79,15 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
         out += std::to_string(identity.process_index.value_or(0));
         unique_index = true;
         break;
+      case 'w':
+        out += keep_pid ? std::string("%w") : std::to_string(identity.window_index.value_or(0));
+        unique_window = true;
+        break;
       case '%': out += keep_pid ? "%%" : "%"; break;
       default:
         throw process_identity_error("output path '" + std::string(pattern) + "': unknown placeholder '%" +
                                      std::string(1, placeholder) +
-                                     "' (known: %r rank, %l local rank, %h host, %p pid, %n process index, %% a '%')");
+                                     "' (known: %r rank, %l local rank, %h host, %p pid, %n process index, %w window index, %% a '%')");
     }
   }
   if (!unique && identity.world_size.value_or(1) > 1) {
@@ -95,6 +101,11 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
                                  std::to_string(*identity.process_count) +
                                  " processes would all write this one file; add %n (the process index) to the "
                                  "path, e.g. 'prof-%n.json'");
+  }
+  if (!unique_window && identity.window_index) {
+    throw process_identity_error("output path '" + std::string(pattern) +
+                                 "': --window-runs writes one profile per window, and every window would write "
+                                 "this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
   }
   return out;
 }

@@ -14,7 +14,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regionprof/trace.hpp"
@@ -26,6 +30,14 @@ namespace regionprof {
 /// (`regionprof::declare_work` emits them).
 inline constexpr const char* work_mark_names[3] = {"regionprof.work.bytes", "regionprof.work.flops",
                                                    "regionprof.work.items"};
+
+namespace capture_detail {
+struct window_state;
+}
+
+/// Whether a range named `name` in NVTX domain `domain` ("" for the default domain) marks a run, for
+/// capture_session::cut_window.
+using run_marker_predicate = std::function<bool(std::string_view name, std::string_view domain)>;
 
 /// Settings of one capture session.
 struct capture_options {
@@ -102,12 +114,38 @@ class capture_session {
   /// Stops recording and converts the records into a trace. Throws std::logic_error when called twice.
   capture_result stop();
 
-  /// Chunk memory taken so far by this session (bytes); what memory_cap_bytes limits.
+  /// Windows of a long session (`regionprof run --window-runs`; docs/capture.md, "Windows"): converts
+  /// what the threads have published so far, without stopping or pausing them, and once `runs` topmost
+  /// run markers (ranges for which `is_marker` holds, not inside another marker on their thread) have
+  /// closed, returns the window: every closed range that started before the end of the last of those
+  /// markers (the cut), and the marks before it. Those records are then dropped (their chunks go back to
+  /// the pool and out of the memory cap's count); ranges still open at the cut, and everything that starts
+  /// after it, stay for a later window or stop(), which returns what is left. nullopt while fewer than
+  /// `runs` markers have closed. A window's `stats.records` counts the records read since the window
+  /// before (over every window and stop() they sum to the session's records); its other counts and
+  /// warnings are its own, and ranges open at a cut are not counted as open (only stop() counts what is
+  /// still open). Not to be called concurrently with
+  /// itself or stop(); the threads that record need no lock.
+  ///
+  /// ```
+  /// regionprof::capture_session session;
+  /// auto is_step = [](std::string_view name, std::string_view) { return name == "step"; };
+  /// while (running()) {
+  ///   if (auto window = session.cut_window(1000, is_step)) write(window->data);  // 1000 runs each
+  /// }
+  /// write(session.stop().data);  // the last, partial window
+  /// ```
+  std::optional<capture_result> cut_window(std::size_t runs, const run_marker_predicate& is_marker);
+
+  /// Chunk memory taken so far by this session (bytes); what memory_cap_bytes limits. Windows give back
+  /// the chunks they dropped.
   std::size_t chunk_bytes() const noexcept;
 
  private:
   std::uint32_t epoch_ = 0;  // 0 once stopped
   capture_options options_;
+  std::unique_ptr<capture_detail::window_state> windows_;  // what cut_window carries between calls
+  std::uint64_t reported_drops_ = 0;  // records dropped at the cap that an earlier window reported
 };
 
 /// True while a capture_session is active in this process.

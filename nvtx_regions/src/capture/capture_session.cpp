@@ -1,12 +1,13 @@
-// capture_session: start and stop recording, collect the chunks, and turn records into a trace.
+// capture_session: start and stop recording, collect the chunks, and turn records into a trace; cut a long
+// session into windows at run-marker boundaries (docs/capture.md, "Windows").
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -18,15 +19,15 @@ namespace regionprof {
 namespace capture_detail {
 namespace {
 
-/// A run of records of one thread: a handed-over chunk (read in place) or a copy of a live thread's
-/// current chunk.
+/// A run of records of one thread: part of a handed-over chunk (read in place) or a copy of part of a
+/// live thread's current chunk. `first_index` is the index of records[0] in its chunk (range ids).
 struct segment {
   std::uint64_t thread_serial = 0;
   std::uint64_t chunk_serial = 0;
   std::uint64_t base = 0;  ///< ticks of a record = base + its delta
   const record* records = nullptr;
+  std::uint32_t first_index = 0;
   std::uint32_t count = 0;
-  bool copied = false;
 };
 
 struct thread_snapshot {
@@ -36,8 +37,12 @@ struct thread_snapshot {
   bool over_cap = false;
 };
 
-/// Everything stop() takes from the tool's state. Handed-over chunks are returned to the pool when
-/// this goes away, whatever happened in between.
+/// Records of a chunk already converted, by chunk serial: a later collection of the session reads each
+/// chunk from there (serials are never reused). Empty for a session that never cut a window.
+using consumed_records = std::unordered_map<std::uint64_t, std::uint32_t>;
+
+/// Everything one collection takes from the tool's state. Handed-over chunks are returned to the pool
+/// when this goes away, whatever happened in between (release() does it earlier, counting them).
 struct collection {
   std::vector<segment> segments;
   std::vector<std::vector<record>> copies;
@@ -49,6 +54,29 @@ struct collection {
   collection(const collection&) = delete;
   collection& operator=(const collection&) = delete;
   ~collection() { release_chunks(owned); }
+
+  /// Gives the handed-over chunks back (pool, and out of the session's memory count); forgets them in
+  /// `consumed`, except those some thread still publishes (they come back in a later collection).
+  void release(consumed_records& consumed) noexcept {
+    std::vector<chunk*> chunks = std::exchange(owned, {});
+    std::vector<std::uint64_t> serials;  // read before the release: a released chunk may be reused at once
+    std::vector<std::uint64_t> pushed_back;
+    try {
+      serials.reserve(chunks.size());
+      pushed_back.reserve(chunks.size());
+    } catch (...) {
+      owned = std::move(chunks);  // released with the collection, still in `consumed`: read from there if they come back
+      return;
+    }
+    for (const chunk* c : chunks) serials.push_back(c->serial);
+    const std::size_t released = release_chunks(chunks, &pushed_back);
+    state().session_bytes.fetch_sub(std::min(released * chunk_bytes, state().session_bytes.load()),
+                                    std::memory_order_relaxed);
+    std::sort(pushed_back.begin(), pushed_back.end());
+    for (std::uint64_t serial : serials) {
+      if (!std::binary_search(pushed_back.begin(), pushed_back.end(), serial)) consumed.erase(serial);
+    }
+  }
 };
 
 std::string live_thread_name(const thread_info& info) {
@@ -57,9 +85,11 @@ std::string live_thread_name(const thread_info& info) {
   return name;
 }
 
-/// Takes every chunk of session `epoch`: copies of the live threads' current chunks (up to what they
-/// published), then the handed-over chunks. Chunks of earlier sessions are freed. Forgets exited threads.
-void collect(std::uint32_t epoch, collection& out) {
+/// Takes the records of session `epoch` not taken before (`consumed`): copies of what the live threads'
+/// current chunks have published beyond it, then the rest of each handed-over chunk. Chunks of earlier
+/// sessions are freed. Forgets exited threads. A chunk both copied (while current) and handed over
+/// (filled up since) gives two segments: the copy, then the records after it.
+void collect(std::uint32_t epoch, collection& out, consumed_records& consumed) {
   tool_state& s = state();
   std::vector<chunk*> stale;
   {
@@ -75,8 +105,13 @@ void collect(std::uint32_t epoch, collection& out) {
           // After the acquire of `used`: the base its records were written against (an empty chunk may be
           // rebased meanwhile, and then no record is copied).
           const std::uint64_t base = c->base.load(std::memory_order_relaxed);
-          auto& copy = out.copies.emplace_back(c->records, c->records + count);
-          out.segments.push_back({c->thread_serial, c->serial, base, copy.data(), count, true});
+          const auto found = consumed.find(c->serial);
+          const std::uint32_t from = found != consumed.end() ? found->second : 0;
+          if (count > from) {
+            auto& copy = out.copies.emplace_back(c->records + from, c->records + count);
+            out.segments.push_back({c->thread_serial, c->serial, base, copy.data(), from, count - from});
+            consumed[c->serial] = count;
+          }
         }
       }
       out.threads.push_back({info.serial, info.tid, alive ? live_thread_name(info) : info.name, over_cap});
@@ -96,21 +131,24 @@ void collect(std::uint32_t epoch, collection& out) {
     std::erase_if(s.registry.threads, [](const thread_info& info) { return info.buffer == nullptr; });
   }
   release_chunks(stale);
-  // A chunk both copied (while current) and handed over (filled up since): the handed-over one has more.
-  std::unordered_set<std::uint64_t> handed_over;
   for (chunk* c : out.owned) {
-    handed_over.insert(c->serial);
-    out.segments.push_back({c->thread_serial, c->serial, c->base.load(std::memory_order_relaxed), c->records,
-                            c->used.load(std::memory_order_acquire), false});
+    const std::uint32_t used = c->used.load(std::memory_order_acquire);
+    const auto found = consumed.find(c->serial);
+    const std::uint32_t from = found != consumed.end() ? found->second : 0;
+    if (used > from) {
+      out.segments.push_back({c->thread_serial, c->serial, c->base.load(std::memory_order_relaxed),
+                              c->records + from, from, used - from});
+    }
+    consumed[c->serial] = std::max(used, from);
   }
-  std::erase_if(out.segments, [&](const segment& seg) { return seg.copied && handed_over.contains(seg.chunk_serial); });
 }
 
 /// Frees everything of session `epoch` without converting it.
 void discard(std::uint32_t epoch) noexcept {
   try {
     collection dropped;
-    collect(epoch, dropped);
+    consumed_records none;
+    collect(epoch, dropped, none);
   } catch (...) {
   }
 }
@@ -119,45 +157,208 @@ std::uint64_t end_range_id(const record& r) noexcept {
   return r.name | (static_cast<std::uint64_t>(r.domain()) << 32);
 }
 
-/// Turns collected records into trace intervals (pairing rules in capture.hpp). Linear in the records:
-/// an interval's slot is taken when its push or start is read, so intervals come out in input order
-/// (push order) without sorting, and names are mapped through a table indexed by registry id.
+}  // namespace
+
+/// Turns collected records into trace intervals (pairing rules in capture.hpp), incrementally: add()
+/// walks each collection's new records, keeping per thread the open pushes and every interval not yet
+/// emitted; emit() moves the closed intervals that start before a cut (all of them at stop) into a
+/// trace, and only at stop counts what is still open. Linear in the records: an interval's slot is
+/// taken when its push or start is read, so intervals come out in input order (push order) without
+/// sorting, and names are mapped through a table indexed by registry id.
 class converter {
  public:
-  converter(const tick_converter& clock, capture_result& result) : clock_(clock), result_(result) {}
-
-  void run(collection& input, std::uint64_t dropped_records) {
+  void add(collection& input) {
+    for (const thread_snapshot& t : input.threads) {
+      thread_records& records = thread_of(t.serial);
+      records.tid = t.tid;
+      records.name = t.name;
+      records.over_cap = records.over_cap || t.over_cap;
+    }
+    nvtx_names_ = std::move(input.nvtx_names);
     std::stable_sort(input.segments.begin(), input.segments.end(), [](const segment& a, const segment& b) {
-      return a.thread_serial != b.thread_serial ? a.thread_serial < b.thread_serial : a.chunk_serial < b.chunk_serial;
+      if (a.thread_serial != b.thread_serial) return a.thread_serial < b.thread_serial;
+      return a.chunk_serial != b.chunk_serial ? a.chunk_serial < b.chunk_serial : a.first_index < b.first_index;
     });
-    std::unordered_map<std::uint64_t, std::size_t> thread_position;
-    for (const thread_snapshot& t : input.threads) thread_position.emplace(t.serial, thread_position.size());
-    threads_.resize(input.threads.size());
-    names_.assign(state().strings.size(), unmapped);
-
     for (std::size_t i = 0; i < input.segments.size();) {
       const std::uint64_t serial = input.segments[i].thread_serial;
       std::size_t j = i;
       while (j < input.segments.size() && input.segments[j].thread_serial == serial) ++j;
-      auto found = thread_position.find(serial);
-      if (found == thread_position.end()) {  // a thread forgotten earlier: cannot happen, but never crash
-        found = thread_position.emplace(serial, threads_.size()).first;
-        input.threads.push_back({serial, 0, {}, false});
-        threads_.emplace_back();
-      }
-      walk_thread(found->second, input.segments.data() + i, input.segments.data() + j,
-                  input.threads[found->second].over_cap);
+      walk_thread(position_.at_or_add(serial, *this), input.segments.data() + i, input.segments.data() + j);
       i = j;
     }
-    match_ends(dropped_records > 0);
-    build_trace(input);
+    match_ends();
+  }
+
+  /// The tick at which a window of `runs` topmost run markers ends (the latest end among the first `runs`
+  /// by start), or nullopt while fewer have closed.
+  std::optional<std::uint64_t> run_cut(std::size_t runs, const run_marker_predicate& is_marker) {
+    struct marker {
+      std::uint64_t start;
+      std::uint64_t end;
+      bool open;
+    };
+    std::vector<marker> found;
+    for (const thread_records& records : threads_) {
+      bool covered = false;  // an earlier topmost marker of this thread, ending at covered_end (open: max)
+      std::uint64_t covered_end = 0;
+      std::size_t of_thread = 0;
+      for (const pending_interval& p : records.intervals) {
+        if (!marks_run(p.name, p.domain, is_marker)) continue;
+        if (covered && p.start < covered_end) continue;  // nested in a marker: not a run of its own
+        const std::uint64_t end = p.closed ? p.end : std::numeric_limits<std::uint64_t>::max();
+        found.push_back({p.start, end, !p.closed});
+        covered = true;
+        covered_end = end;
+        // A thread's topmost markers come in start order: the first `runs` overall are among its first `runs`.
+        if (++of_thread == runs) break;
+      }
+    }
+    if (runs == 0 || found.size() < runs) return std::nullopt;
+    std::stable_sort(found.begin(), found.end(), [](const marker& a, const marker& b) { return a.start < b.start; });
+    std::uint64_t cut = 0;
+    for (std::size_t i = 0; i < runs; ++i) {
+      if (found[i].open) return std::nullopt;
+      cut = std::max(cut, found[i].end);
+    }
+    return cut;
+  }
+
+  /// Moves into `result` every closed interval that starts before `cut` and every mark before it (`last`:
+  /// all of them, and what is still open is counted), with the counts since the previous emit.
+  void emit(const tick_converter& clock, std::uint64_t cut, bool last, capture_result& result) {
+    if (last) cut = std::numeric_limits<std::uint64_t>::max();
+    result.stats = std::exchange(counts_, capture_stats{});
+    stats_ = &result.stats;
+    std::vector<std::uint32_t> open_names;
+    if (last) count_open(open_names);
+    const auto emitted = [cut](const pending_interval& p) { return p.closed && p.start < cut; };
+
+    trace& t = result.data;
+    names_.assign(state().strings.size(), unmapped);
+    used_names_.clear();
+    for (const thread_records& records : threads_) {
+      for (const pending_interval& p : records.intervals) {
+        if (emitted(p)) use_name(p.name);
+      }
+      for (const pending_mark& m : records.marks) {
+        if (m.ticks < cut) use_name(m.name);
+      }
+    }
+    for (std::uint32_t id : open_names) use_name(id);
+    std::vector<std::string> texts;
+    state().strings.texts_of(used_names_, texts);
+    for (std::size_t i = 0; i < used_names_.size(); ++i) names_[used_names_[i]] = t.strings.intern(texts[i]);
+
+    const std::vector<std::string> domain_names = state().domains.names();
+    std::vector<domain_index> domains(domain_names.size() + 1, 0xFFFF);
+    domains[0] = 0;
+    auto domain_of = [&](std::uint16_t id) -> domain_index {
+      if (id >= domains.size()) return t.domain({});
+      if (domains[id] == 0xFFFF) domains[id] = t.domain(domain_names[id]);
+      return domains[id];
+    };
+
+    const auto pid = static_cast<std::int64_t>(::getpid());
+    std::size_t total = 0;
+    for (const thread_records& records : threads_) {
+      total += static_cast<std::size_t>(std::count_if(records.intervals.begin(), records.intervals.end(), emitted));
+    }
+    t.intervals.reserve(t.intervals.size() + total);
+    std::vector<std::vector<std::size_t>> moved(threads_.size());  // old slot -> new slot of kept intervals
+    for (std::size_t i = 0; i < threads_.size(); ++i) {
+      thread_records& records = threads_[i];
+      const bool any = records.walked || std::any_of(records.intervals.begin(), records.intervals.end(), emitted) ||
+                       std::any_of(records.marks.begin(), records.marks.end(),
+                                   [cut](const pending_mark& m) { return m.ticks < cut; });
+      records.walked = false;
+      std::optional<thread_index> thread;
+      if (any) {
+        const auto named = nvtx_names_.find(records.tid);
+        thread = t.add_thread(pid, records.tid, named != nvtx_names_.end() ? named->second : records.name);
+      }
+      std::size_t kept = 0;  // the intervals that stay are compacted in place, in order
+      std::vector<std::size_t>& slot = moved[i];
+      if (!last) slot.assign(records.intervals.size(), emitted_slot);
+      // Rule 18: declared work goes with its interval, by slot: into this window's declared_work when
+      // the interval is emitted, to the interval's new slot when it stays, unattached when it never closed.
+      std::stable_sort(records.works.begin(), records.works.end(),
+                       [](const pending_work& a, const pending_work& b) { return a.slot < b.slot; });
+      std::vector<pending_work> later_works;
+      std::size_t next_work = 0;
+      for (std::size_t j = 0; j < records.intervals.size(); ++j) {
+        const pending_interval p = records.intervals[j];
+        if (!emitted(p)) {
+          for (; next_work < records.works.size() && records.works[next_work].slot == j; ++next_work) {
+            if (last) {
+              ++result.stats.unattached_work;  // its range was left open or lost (counted there too)
+            } else {
+              later_works.push_back({kept, records.works[next_work].work});
+            }
+          }
+          if (!last) {
+            slot[j] = kept;
+            records.intervals[kept++] = p;
+          }
+          continue;
+        }
+        if (next_work < records.works.size() && records.works[next_work].slot == j) {
+          interval_work entry{static_cast<std::uint32_t>(t.intervals.size()), {}};
+          for (; next_work < records.works.size() && records.works[next_work].slot == j; ++next_work) {
+            entry.work += records.works[next_work].work;
+          }
+          t.declared_work.push_back(entry);
+        }
+        const std::int64_t start = clock.to_ns(p.start);
+        std::int64_t end = clock.to_ns(p.end);
+        if (end < start) {  // a start/end range ended on a core whose TSC read lower: keep it, zero-length
+          end = start;
+          ++result.stats.clamped_ranges;
+        }
+        t.intervals.push_back({start, end, names_[p.name], *thread, 0, domain_of(p.domain), interval_kind::range, 0});
+      }
+      std::vector<pending_mark> later;
+      for (const pending_mark& m : records.marks) {
+        if (m.ticks < cut) {
+          result.marks.push_back({clock.to_ns(m.ticks), names_[m.name], *thread, domain_of(m.domain)});
+        } else {
+          later.push_back(m);
+        }
+      }
+      records.intervals.resize(last ? 0 : kept);
+      records.works = std::move(later_works);
+      records.marks = std::move(later);
+      for (auto& [domain, stack] : records.stacks) {
+        for (std::size_t& s : stack) s = last ? s : slot[s];
+      }
+    }
+    if (last) {
+      threads_.clear();
+      started_.clear();
+    } else {
+      for (auto it = started_.begin(); it != started_.end();) {
+        const std::size_t slot = moved[it->second.thread][it->second.slot];
+        if (slot == emitted_slot) {  // ended, and its interval is in this window
+          it = started_.erase(it);
+          continue;
+        }
+        it->second.slot = slot;
+        ++it;
+      }
+    }
+    result.stats.marks = result.marks.size();
+    open_texts_.clear();
+    for (std::uint32_t id : open_names) open_texts_.emplace_back(t.strings.view(names_[id]));
+    stats_ = &counts_;
   }
 
   const std::vector<std::string>& open_names() const noexcept { return open_texts_; }
+  /// The session dropped records at its cap (a start/end range left open then counts as lost to it).
+  void set_dropped(bool dropped) noexcept { dropped_ = dropped; }
 
  private:
   static constexpr std::uint32_t unmapped = 0xFFFFFFFFu;
   static constexpr std::uint32_t pending = 0xFFFFFFFEu;
+  static constexpr std::size_t emitted_slot = std::numeric_limits<std::size_t>::max();
 
   struct pending_interval {
     std::uint64_t start;
@@ -184,12 +385,41 @@ class converter {
     std::size_t slot;  // into thread_records::intervals
     declared_work work;
   };
+  /// One thread's state: its intervals not yet emitted (in push/start order; `closed` once paired), its
+  /// marks not yet emitted, and its open pushes per domain (slots into `intervals`).
   struct thread_records {
-    std::vector<pending_interval> intervals;  // in push/start order; `closed` once paired
+    std::uint64_t serial = 0;
+    std::int64_t tid = 0;
+    std::string name;
+    bool over_cap = false;
+    bool walked = false;  // records walked since the last emit
+    std::vector<pending_interval> intervals;
     std::vector<pending_mark> marks;
-    std::vector<pending_work> works;          // rule 18, in record order
-    bool any = false;
+    std::vector<pending_work> works;  // rule 18, in record order: slots into `intervals`
+    std::vector<std::pair<std::uint16_t, std::vector<std::size_t>>> stacks;  // per domain; few per thread
   };
+  struct positions {
+    std::unordered_map<std::uint64_t, std::size_t> of;
+    std::size_t at_or_add(std::uint64_t serial, converter& owner) {
+      const auto [it, added] = of.emplace(serial, owner.threads_.size());
+      if (added) owner.threads_.emplace_back().serial = serial;
+      return it->second;
+    }
+  };
+
+  thread_records& thread_of(std::uint64_t serial) { return threads_[position_.at_or_add(serial, *this)]; }
+
+  bool marks_run(std::uint32_t name, std::uint16_t domain, const run_marker_predicate& is_marker) {
+    const std::uint64_t key = (std::uint64_t{name} << 16) | domain;
+    if (const auto found = marker_names_.find(key); found != marker_names_.end()) return found->second;
+    std::vector<std::string> text;
+    state().strings.texts_of({name}, text);
+    const std::vector<std::string> domain_names = state().domains.names();
+    const std::string_view domain_name = domain < domain_names.size() ? std::string_view(domain_names[domain]) : "";
+    const bool marker = is_marker(text.front(), domain_name);
+    marker_names_.emplace(key, marker);
+    return marker;
+  }
 
   void use_name(std::uint32_t name) {
     if (name >= names_.size()) names_.resize(std::size_t{name} + 1, unmapped);
@@ -199,36 +429,34 @@ class converter {
     }
   }
 
-  std::size_t open_slot(thread_records& out, const record& r, std::uint64_t ticks) {
-    use_name(r.name);
+  static std::size_t open_slot(thread_records& out, const record& r, std::uint64_t ticks) {
     out.intervals.push_back({ticks, 0, r.name, r.domain(), false});
     return out.intervals.size() - 1;
   }
 
-  void walk_thread(std::size_t thread, const segment* begin, const segment* end, bool over_cap) {
+  void walk_thread(std::size_t thread, const segment* begin, const segment* end) {
     thread_records& out = threads_[thread];
     std::size_t records = 0;
     for (const segment* seg = begin; seg != end; ++seg) records += seg->count;
-    out.intervals.reserve(records / 2 + 1);  // a range is two records
-    std::vector<std::pair<std::uint16_t, std::vector<std::size_t>>> stacks;  // per domain; few per thread
-    auto stack_of = [&stacks](std::uint16_t domain) -> std::vector<std::size_t>& {
-      for (auto& [id, stack] : stacks) {
+    if (out.intervals.empty()) out.intervals.reserve(records / 2 + 1);  // a range is two records; later, growth
+    auto stack_of = [&out](std::uint16_t domain) -> std::vector<std::size_t>& {
+      for (auto& [id, stack] : out.stacks) {
         if (id == domain) return stack;
       }
-      return stacks.emplace_back(domain, std::vector<std::size_t>{}).second;
+      return out.stacks.emplace_back(domain, std::vector<std::size_t>{}).second;
     };
     for (const segment* seg = begin; seg != end; ++seg) {
-      out.any = out.any || seg->count > 0;
-      result_.stats.records += seg->count;
-      for (std::uint32_t index = 0; index < seg->count; ++index) {
-        const record& r = seg->records[index];
+      out.walked = out.walked || seg->count > 0;
+      stats_->records += seg->count;
+      for (std::uint32_t i = 0; i < seg->count; ++i) {
+        const record& r = seg->records[i];
         const std::uint64_t ticks = seg->base + r.tick_delta();
         switch (r.kind()) {
           case record_kind::push: stack_of(r.domain()).push_back(open_slot(out, r, ticks)); break;
           case record_kind::pop: {
             auto& stack = stack_of(r.domain());
             if (stack.empty()) {
-              ++result_.stats.unmatched_pops;
+              ++stats_->unmatched_pops;
             } else {
               pending_interval& open = out.intervals[stack.back()];
               stack.pop_back();
@@ -238,17 +466,17 @@ class converter {
             break;
           }
           case record_kind::start:
-            started_.insert_or_assign(range_id(seg->chunk_serial, index), started_range{thread, open_slot(out, r, ticks)});
+            started_.insert_or_assign(range_id(seg->chunk_serial, seg->first_index + i),
+                                      started_range{thread, open_slot(out, r, ticks)});
             break;
           case record_kind::end: ended_.push_back({end_range_id(r), ticks}); break;
           case record_kind::mark:
-            use_name(r.name);
             out.marks.push_back({ticks, r.name, r.domain()});
             break;
           case record_kind::work: {  // rule 18: to the innermost push range of its domain open here
             auto& stack = stack_of(r.domain());
             if (stack.empty()) {
-              ++result_.stats.unattached_work;
+              ++stats_->unattached_work;
               break;
             }
             declared_work work;
@@ -264,119 +492,86 @@ class converter {
         }
       }
     }
-    for (auto& [domain, stack] : stacks) {
-      for (std::size_t slot : stack) left_open(out.intervals[slot].name, over_cap);
-    }
   }
 
-  void left_open(std::uint32_t name, bool lost_to_cap) {
+  void left_open(std::uint32_t name, bool lost_to_cap, std::vector<std::uint32_t>& open_names) {
     if (lost_to_cap) {
-      ++result_.stats.lost_to_cap;
+      ++stats_->lost_to_cap;
       return;
     }
-    ++result_.stats.open_at_stop;
-    if (open_names_.size() < 3) open_names_.push_back(name);
+    ++stats_->open_at_stop;
+    if (open_names.size() < 3) open_names.push_back(name);
   }
 
-  void match_ends(bool session_dropped) {
+  /// Pairs the ends seen so far with their starts; an end whose start has not been seen yet (its thread
+  /// published it after the collection passed that thread) waits for a later collection, or stop().
+  void match_ends() {
+    std::vector<ended_range> waiting;
     for (const ended_range& e : ended_) {
       if (e.id == range_id_dropped) {
-        ++result_.stats.lost_to_cap;
+        ++stats_->lost_to_cap;
         continue;
       }
       auto found = started_.find(e.id);
-      if (found == started_.end() || found->second.ended) {
-        ++result_.stats.unmatched_ends;
+      if (found == started_.end()) {
+        waiting.push_back(e);
         continue;
       }
       started_range& s = found->second;
+      if (s.ended) {
+        ++stats_->unmatched_ends;
+        continue;
+      }
       s.ended = true;
       pending_interval& interval = threads_[s.thread].intervals[s.slot];
       interval.end = e.ticks;
       interval.closed = true;
     }
-    // In order of their start, so the names a warning quotes do not depend on hashing.
+    ended_ = std::move(waiting);
+  }
+
+  /// At stop: the pushes still open, the started ranges never ended (in order of their start, so the
+  /// names a warning quotes do not depend on hashing), the ends whose start never came.
+  void count_open(std::vector<std::uint32_t>& open_names) {
+    const bool session_dropped = dropped_;
+    for (thread_records& records : threads_) {
+      for (auto& [domain, stack] : records.stacks) {
+        for (std::size_t slot : stack) left_open(records.intervals[slot].name, records.over_cap, open_names);
+      }
+    }
     std::vector<const pending_interval*> open;
     for (const auto& [id, s] : started_) {
       if (!s.ended) open.push_back(&threads_[s.thread].intervals[s.slot]);
     }
     std::sort(open.begin(), open.end(),
               [](const pending_interval* a, const pending_interval* b) { return a->start < b->start; });
-    for (const pending_interval* p : open) left_open(p->name, session_dropped);
+    for (const pending_interval* p : open) left_open(p->name, session_dropped, open_names);
+    stats_->unmatched_ends += ended_.size();
+    ended_.clear();
   }
 
-  void build_trace(const collection& input) {
-    trace& t = result_.data;
-    std::vector<std::string> texts;
-    state().strings.texts_of(used_names_, texts);
-    for (std::size_t i = 0; i < used_names_.size(); ++i) names_[used_names_[i]] = t.strings.intern(texts[i]);
-
-    const std::vector<std::string> domain_names = state().domains.names();
-    std::vector<domain_index> domains(domain_names.size() + 1, 0xFFFF);
-    domains[0] = 0;
-    auto domain_of = [&](std::uint16_t id) -> domain_index {
-      if (id >= domains.size()) return t.domain({});
-      if (domains[id] == 0xFFFF) domains[id] = t.domain(domain_names[id]);
-      return domains[id];
-    };
-
-    const auto pid = static_cast<std::int64_t>(::getpid());
-    std::size_t total = 0;
-    for (const thread_records& records : threads_) total += records.intervals.size();
-    t.intervals.reserve(t.intervals.size() + total);
-    for (std::size_t i = 0; i < threads_.size(); ++i) {
-      const thread_records& records = threads_[i];
-      if (!records.any) continue;
-      const thread_snapshot& info = input.threads[i];
-      const auto named = input.nvtx_names.find(info.tid);
-      const thread_index thread =
-          t.add_thread(pid, info.tid, named != input.nvtx_names.end() ? named->second : info.name);
-      std::vector<pending_work> works = records.works;  // rule 18: merged with the intervals by slot
-      std::stable_sort(works.begin(), works.end(),
-                       [](const pending_work& a, const pending_work& b) { return a.slot < b.slot; });
-      std::size_t next_work = 0;
-      for (std::size_t slot = 0; slot < records.intervals.size(); ++slot) {
-        const pending_interval& p = records.intervals[slot];
-        if (!p.closed) {
-          while (next_work < works.size() && works[next_work].slot == slot) {
-            ++next_work;
-            ++result_.stats.unattached_work;  // its range was left open or lost (counted there too)
-          }
-          continue;
-        }
-        if (next_work < works.size() && works[next_work].slot == slot) {
-          interval_work entry{static_cast<std::uint32_t>(t.intervals.size()), {}};
-          for (; next_work < works.size() && works[next_work].slot == slot; ++next_work) {
-            entry.work += works[next_work].work;
-          }
-          t.declared_work.push_back(entry);
-        }
-        const std::int64_t start = clock_.to_ns(p.start);
-        std::int64_t end = clock_.to_ns(p.end);
-        if (end < start) {  // a start/end range ended on a core whose TSC read lower: keep it, zero-length
-          end = start;
-          ++result_.stats.clamped_ranges;
-        }
-        t.intervals.push_back({start, end, names_[p.name], thread, 0, domain_of(p.domain), interval_kind::range, 0});
-      }
-      for (const pending_mark& m : records.marks) {
-        result_.marks.push_back({clock_.to_ns(m.ticks), names_[m.name], thread, domain_of(m.domain)});
-      }
-    }
-    result_.stats.marks = result_.marks.size();
-    for (std::uint32_t id : open_names_) open_texts_.emplace_back(t.strings.view(names_[id]));
-  }
-
-  const tick_converter& clock_;
-  capture_result& result_;
   std::vector<thread_records> threads_;
-  std::vector<name_id> names_;  // registry id -> trace id (unmapped / pending until build_trace)
+  positions position_;
+  std::unordered_map<std::int64_t, std::string> nvtx_names_;
+  std::vector<name_id> names_;  // registry id -> trace id (unmapped / pending until emit)
   std::vector<std::uint32_t> used_names_;
   std::unordered_map<std::uint64_t, started_range> started_;
   std::vector<ended_range> ended_;
-  std::vector<std::uint32_t> open_names_;
+  std::unordered_map<std::uint64_t, bool> marker_names_;  // (name, domain) -> marks a run
   std::vector<std::string> open_texts_;
+  capture_stats counts_;  // since the last emit
+  capture_stats* stats_ = &counts_;
+  bool dropped_ = false;
 };
+
+/// What cut_window carries from one call to the next: the converter's open state and how far each chunk
+/// has been read.
+struct window_state {
+  converter convert;
+  consumed_records consumed;
+};
+
+namespace {
 
 void add_warnings(capture_result& result, const std::vector<std::string>& open_names, std::size_t cap_bytes) {
   const capture_stats& st = result.stats;
@@ -438,6 +633,12 @@ capture_session::capture_session(const capture_options& options) : options_(opti
         "regionprof: a capture session is already active in this process (regionprof::profile and "
         "capture_session record one session at a time); stop the other session first");
   }
+  try {
+    windows_ = std::make_unique<window_state>();
+  } catch (...) {
+    s.session_open.store(false, std::memory_order_release);
+    throw;
+  }
   choose_capture_clock();
   discard(0);  // chunks left over from earlier sessions (exited threads) go back to the pool
   s.session_bytes.store(0, std::memory_order_relaxed);
@@ -462,6 +663,46 @@ std::size_t capture_session::chunk_bytes() const noexcept {
   return capture_detail::state().session_bytes.load(std::memory_order_relaxed);
 }
 
+namespace {
+
+/// The counts every result of a session carries, as of now.
+void session_stats(capture_result& result, const capture_detail::tick_converter& clock) {
+  using namespace capture_detail;
+  tool_state& s = state();
+  result.stats.dropped_records = s.dropped.load(std::memory_order_relaxed);
+  result.stats.chunk_bytes = s.session_bytes.load(std::memory_order_relaxed);
+  result.stats.domains_past_limit = s.domains.overflowed();
+  result.stats.tool_attached = s.attached.load(std::memory_order_acquire);
+  result.stats.clock_is_tsc = clock_is_tsc;
+  result.stats.ns_per_tick = clock.ns_per_tick();
+}
+
+}  // namespace
+
+std::optional<capture_result> capture_session::cut_window(std::size_t runs, const run_marker_predicate& is_marker) {
+  using namespace capture_detail;
+  if (epoch_ == 0) throw std::logic_error("regionprof: capture_session::cut_window() after stop()");
+  tool_state& s = state();
+  {
+    collection input;
+    collect(epoch_, input, windows_->consumed);
+    windows_->convert.add(input);
+    input.release(windows_->consumed);  // converted: their records now live in the converter
+  }
+  const std::optional<std::uint64_t> cut = windows_->convert.run_cut(runs, is_marker);
+  if (!cut) return std::nullopt;
+  // The rate so far, from the session's start: each window's times use the best calibration at its cut.
+  const tick_converter clock = tick_converter::calibrate(s.session_start, sample_clock());
+  capture_result result;
+  windows_->convert.emit(clock, *cut, false, result);
+  session_stats(result, clock);
+  // Drops are counted once, in the window that saw them (the cap applies to the records kept at a time).
+  result.stats.dropped_records -= std::min(result.stats.dropped_records, reported_drops_);
+  reported_drops_ += result.stats.dropped_records;
+  add_warnings(result, {}, options_.memory_cap_bytes);
+  return result;
+}
+
 capture_result capture_session::stop() {
   using namespace capture_detail;
   if (epoch_ == 0) throw std::logic_error("regionprof: capture_session::stop() called twice");
@@ -474,23 +715,23 @@ capture_result capture_session::stop() {
     ~reopen() { s.session_open.store(false, std::memory_order_release); }
   } reopen_on_exit{s};
 
-  collection input;
-  collect(epoch, input);
   const tick_converter clock = tick_converter::calibrate(s.session_start, end);
-
   capture_result result;
-  result.stats.dropped_records = s.dropped.load(std::memory_order_relaxed);
-  result.stats.chunk_bytes = s.session_bytes.load(std::memory_order_relaxed);
-  result.stats.domains_past_limit = s.domains.overflowed();
-  result.stats.tool_attached = s.attached.load(std::memory_order_acquire);
-  result.stats.clock_is_tsc = clock_is_tsc;
-  result.stats.ns_per_tick = clock.ns_per_tick();
-  converter convert(clock, result);
-  convert.run(input, result.stats.dropped_records);
-  add_warnings(result, convert.open_names(), options_.memory_cap_bytes);
+  {
+    collection input;
+    collect(epoch, input, windows_->consumed);
+    windows_->convert.add(input);
+  }
+  const std::uint64_t dropped = s.dropped.load(std::memory_order_relaxed);
+  windows_->convert.set_dropped(dropped > 0);
+  windows_->convert.emit(clock, 0, true, result);
+  session_stats(result, clock);
+  result.stats.dropped_records -= std::min(result.stats.dropped_records, reported_drops_);
+  add_warnings(result, windows_->convert.open_names(), options_.memory_cap_bytes);
   if (std::string conflict = nvtx_tool_conflict(); !conflict.empty()) {
     result.data.warnings.push_back({warning_code::nvtx_tool_conflict, warning_source::nvtx, std::move(conflict)});
   }
+  windows_.reset();
   return result;
 }
 

@@ -267,27 +267,38 @@ void hand_over(chunk* c) noexcept {
   } while (!s.handover.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
 }
 
-void release_chunks(const std::vector<chunk*>& chunks) noexcept {
-  if (chunks.empty()) return;
+std::size_t release_chunks(const std::vector<chunk*>& chunks, std::vector<std::uint64_t>* pushed_back) noexcept {
+  if (chunks.empty()) return 0;
   tool_state& s = state();
   std::lock_guard registry_lock(s.registry.mutex);
   std::vector<const chunk*> published;
+  const auto keep = [pushed_back](chunk* c) noexcept {
+    const std::uint64_t serial = c->serial;
+    hand_over(c);
+    if (pushed_back == nullptr) return;
+    try {
+      pushed_back->push_back(serial);
+    } catch (...) {
+    }
+  };
   try {
     published.reserve(s.registry.threads.size());
   } catch (...) {
-    for (chunk* c : chunks) hand_over(c);  // kept for a later collection rather than risk a dangling pointer
-    return;
+    for (chunk* c : chunks) keep(c);  // kept for a later collection rather than risk a dangling pointer
+    return 0;
   }
   for (const thread_info& info : s.registry.threads) {
     if (info.buffer != nullptr) published.push_back(info.buffer->current_published.load(std::memory_order_acquire));
   }
   std::sort(published.begin(), published.end());
   std::lock_guard lock(s.pool_mutex);
+  std::size_t released = 0;
   for (chunk* c : chunks) {
     if (std::binary_search(published.begin(), published.end(), c)) {
-      hand_over(c);  // its owner has handed it over but not yet unpublished it
+      keep(c);  // its owner has handed it over but not yet unpublished it
       continue;
     }
+    ++released;
     if (s.pool.size() < pool_cap_chunks) {
       try {
         s.pool.push_back(c);
@@ -297,6 +308,7 @@ void release_chunks(const std::vector<chunk*>& chunks) noexcept {
     }
     delete c;
   }
+  return released;
 }
 
 namespace {

@@ -336,8 +336,9 @@ std::uint32_t intern_cached(thread_buffer* buffer, const char* text, std::size_t
 void hand_over(chunk* c) noexcept;
 
 /// Returns chunks to the pool (or frees them past the pool's cap); one still a live thread's
-/// current_published goes back onto `handover` for a later collection. Collector only; takes
+/// current_published goes back onto `handover` for a later collection, and its serial into
+/// `pushed_back` when given. Returns how many went to the pool or were freed. Collector only; takes
 /// registry.mutex, then pool_mutex.
-void release_chunks(const std::vector<chunk*>& chunks) noexcept;
+std::size_t release_chunks(const std::vector<chunk*>& chunks, std::vector<std::uint64_t>* pushed_back = nullptr) noexcept;
 
 }  // namespace regionprof::capture_detail
