@@ -26,7 +26,7 @@ struct job_rank {
 };
 
 /// One figure across the ranks that have it. Times in ns; the median of an even count is the mean of
-/// the two middle values (a local median: issue 12's statistics module will be the one at merge).
+/// the two middle values (stats::median, the one median of cupti_core/src/statistics).
 struct cross_rank_figure {
   double median_ns = 0;
   std::int64_t min_ns = 0;
