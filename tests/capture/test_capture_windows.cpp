@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -159,23 +160,32 @@ BOOST_AUTO_TEST_CASE(windows_across_chunks_drop_their_chunks) {
 
 // Windows cut while 4 threads record (no lock on their side): every range is in exactly one window or
 // in stop()'s rest, none lost, none twice, none unbalanced; the records of all windows sum to the
-// session's.
+// session's. Each thread waits halfway until a window has been cut (at most 10 s), so that at least one
+// cut falls while they record however fast the machine is; the cuts go on while they finish.
 BOOST_AUTO_TEST_CASE(windows_cut_while_threads_record_lose_nothing) {
   nvtxInitialize(nullptr);
   constexpr int threads = 4;
   constexpr int runs_each = 5000;
   capture_session session;
   std::atomic<int> running{threads};
+  std::atomic<bool> cut_once{false};
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&running] {
-      for (int i = 0; i < runs_each; ++i) run_once();
+    workers.emplace_back([&running, &cut_once] {
+      for (int i = 0; i < runs_each; ++i) {
+        if (i == runs_each / 2) {
+          while (!cut_once.load(std::memory_order_acquire)) std::this_thread::yield();
+        }
+        run_once();
+      }
       running.fetch_sub(1);
     });
   }
   std::vector<capture_result> windows;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (running.load() > 0) {
     if (auto window = session.cut_window(500, is_step)) windows.push_back(std::move(*window));
+    if (!windows.empty() || std::chrono::steady_clock::now() > give_up) cut_once.store(true, std::memory_order_release);
   }
   for (std::thread& w : workers) w.join();
   windows.push_back(session.stop());
