@@ -10,7 +10,13 @@
 namespace regionprof::detail::attribution {
 
 void engine::add_key_averages(analysis_result& result) const {
+  // Every row exists only until the views pick theirs: reserved exactly (a trace of 100,000 distinct
+  // names would otherwise hold up to 2x their rows while the vector grows).
+  const auto seen = [](const auto& keys) {
+    return static_cast<std::size_t>(std::count_if(keys.begin(), keys.end(), [](const auto& s) { return s.count != 0; }));
+  };
   std::vector<key_average_row> rows;
+  rows.reserve(seen(cpu_keys_) + seen(device_keys_));
   for (std::size_t name = 0; name < cpu_keys_.size(); ++name) {
     const cpu_key_stats& s = cpu_keys_[name];
     if (s.count == 0) continue;
