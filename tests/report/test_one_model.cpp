@@ -206,8 +206,8 @@ BOOST_AUTO_TEST_CASE(job_of_test_traces_is_the_same_from_read_back_profiles) {
   check_job(std::move(ranks));
 }
 
-BOOST_AUTO_TEST_CASE(job_of_unranked_profiles_reads_back_with_its_rank_mismatch) {
-  // No profile names its rank: ranks are file order, with RANK_MISMATCH; reading back must not renumber.
+BOOST_AUTO_TEST_CASE(job_of_unranked_profiles_reads_back_in_file_order) {
+  // No profile names its rank: ranks are their places in file order; reading back must not renumber.
   std::vector<named_profile> ranks;
   const auto& traces = test::test_traces();
   for (std::size_t i = 0; i < 3; ++i) {
