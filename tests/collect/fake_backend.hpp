@@ -17,6 +17,7 @@
 #include "collect/buffer_pool.hpp"
 #include "collect/cupti_records.hpp"
 #include "regionprof/clock.hpp"
+#include "regionprof/device_session.hpp"
 
 namespace regionprof {
 // Boost.Test prints these when an assertion on them fails.
@@ -36,6 +37,14 @@ inline std::ostream& boost_test_print_type(std::ostream& out, backend_failure fa
 }  // namespace regionprof
 
 namespace regionprof::test {
+
+/// A pool of 64 KiB buffers capped at 256 KiB (4 buffers): small enough for tests to exhaust.
+inline device_options small_pool() {
+  device_options options;
+  options.buffer_bytes = 64 << 10;
+  options.max_buffer_bytes = 256 << 10;
+  return options;
+}
 
 /// Records laid end to end as CUPTI lays them (each struct is 8-byte aligned and a multiple of 8 long).
 class record_buffer {

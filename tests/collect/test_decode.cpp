@@ -20,13 +20,6 @@ namespace {
 constexpr std::uint32_t pid = 4242;
 constexpr std::uint32_t tid = 4243;
 
-device_options small_pool() {
-  device_options options;
-  options.buffer_bytes = 64 << 10;
-  options.max_buffer_bytes = 256 << 10;
-  return options;
-}
-
 /// One session over `buffers`: start, one synchronize, stop.
 trace run_session(std::vector<record_buffer> buffers, device_options options = small_pool()) {
   auto session = collect::make_device_session(options, std::make_unique<fake_backend>(std::move(buffers)));

@@ -21,13 +21,6 @@ using namespace regionprof::test;
 
 namespace {
 
-device_options small_pool() {
-  device_options options;
-  options.buffer_bytes = 64 << 10;
-  options.max_buffer_bytes = 256 << 10;
-  return options;
-}
-
 std::uint64_t now_ns() { return static_cast<std::uint64_t>(monotonic_now_ns()); }
 
 std::uint64_t realtime_ns() {
@@ -146,17 +139,21 @@ BOOST_AUTO_TEST_CASE(an_exhausted_pool_refuses_cupti_from_v27_on_and_spills_for_
     }
     return buffers;
   };
-  // CUPTI 13 (API version 130001): a refused request is safe; CUPTI counts what it dropped.
-  {
-    auto session = collect::make_device_session(small_pool(), std::make_unique<fake_backend>(six_buffers()));
+  // One session over the six buffers: 12 records kept (4 buffers of 3), and the one DROPPED_DEVICE_RECORDS
+  // message.
+  const auto dropped_message = [](std::unique_ptr<fake_backend> backend) {
+    auto session = collect::make_device_session(small_pool(), std::move(backend));
     session->start();
     trace t;
     session->stop(t);
     BOOST_TEST(t.device_ops.size() == 12u);
     const auto dropped = warnings_with(t, warning_code::dropped_device_records);
     BOOST_REQUIRE_EQUAL(dropped.size(), 1u);
-    BOOST_TEST(dropped[0]->message.rfind("CUPTI dropped 6 device activity records for lack of buffer space", 0) == 0);
-  }
+    return dropped[0]->message;
+  };
+  // CUPTI 13 (API version 130001): a refused request is safe; CUPTI counts what it dropped.
+  BOOST_TEST(dropped_message(std::make_unique<fake_backend>(six_buffers()))
+                 .rfind("CUPTI dropped 6 device activity records for lack of buffer space", 0) == 0);
   // Activity API v26 (CUDA 12.8) would crash on a refusal: it gets the spill buffer, whose records are
   // counted and discarded, and no request is ever refused.
   {
@@ -166,14 +163,7 @@ BOOST_AUTO_TEST_CASE(an_exhausted_pool_refuses_cupti_from_v27_on_and_spills_for_
     BOOST_TEST(!collect::spill_needed(27));
     BOOST_TEST(collect::spill_needed(0));  // unknown: as the oldest
     BOOST_TEST(!collect::spill_needed(130001));
-    auto session = collect::make_device_session(small_pool(), std::make_unique<fake_backend>(six_buffers(), old));
-    session->start();
-    trace t;
-    session->stop(t);
-    BOOST_TEST(t.device_ops.size() == 12u);
-    const auto dropped = warnings_with(t, warning_code::dropped_device_records);
-    BOOST_REQUIRE_EQUAL(dropped.size(), 1u);
-    BOOST_TEST(dropped[0]->message ==
+    BOOST_TEST(dropped_message(std::make_unique<fake_backend>(six_buffers(), old)) ==
                "the activity buffer pool was exhausted and this CUPTI (activity API before v27) must not be refused a "
                "buffer: 6 records written to 2 spill buffers were discarded; raise max_buffer_bytes (regionprof run: "
                "REGIONPROF_DEVICE_BUFFER_MB)");

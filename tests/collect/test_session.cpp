@@ -21,13 +21,6 @@ using namespace regionprof::test;
 
 namespace {
 
-device_options small_pool() {
-  device_options options;
-  options.buffer_bytes = 64 << 10;
-  options.max_buffer_bytes = 256 << 10;
-  return options;
-}
-
 /// The no-driver tests describe this machine and CI; where a driver exists they are skipped, visibly.
 void skip_when_a_driver_is_present() {
   if (collect::process_driver().loaded()) {
