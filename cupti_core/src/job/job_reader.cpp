@@ -22,14 +22,11 @@ namespace {
 namespace json = boost::json;
 using report_detail::json_location;
 
-const json::value* member_of(const json::object& object, std::string_view name) {
-  const json::value* value = object.if_contains(json::string_view(name.data(), name.size()));
-  return value != nullptr && !value->is_null() ? value : nullptr;
-}
+using saved_detail::present_member;
 
 bool is_job_document(const json::value& document) {
   if (!document.is_object()) return false;
-  const json::value* kind = member_of(document.get_object(), "kind");
+  const json::value* kind = present_member(document.get_object(), "kind");
   return kind != nullptr && kind->is_string() && kind->get_string() == "regionprof_job";
 }
 
@@ -40,11 +37,11 @@ job_report job_of(const report_detail::json_with_number_text& parsed, const std:
     throw profile_read_error(name, "", "not a regionprof job report (no \"kind\": \"regionprof_job\")");
   }
   const json::object& top = parsed.document.get_object();
-  const json::value* version = member_of(top, "schema_version");
+  const json::value* version = present_member(top, "schema_version");
   if (version == nullptr || !version->is_int64() || version->get_int64() != 1) {
     throw profile_read_error(name, "schema_version", "expected 1 (the job report schema this reader reads)");
   }
-  const json::value* ranks = member_of(top, "ranks");
+  const json::value* ranks = present_member(top, "ranks");
   if (ranks == nullptr || !ranks->is_array() || ranks->get_array().empty()) {
     throw profile_read_error(name, "ranks", "expected a non-empty array of rank profiles");
   }
@@ -55,10 +52,10 @@ job_report job_of(const report_detail::json_with_number_text& parsed, const std:
     const json::value& entry = ranks->get_array()[i];
     const json_location at = ranks_at.element(i);
     if (!entry.is_object()) throw profile_read_error(name, at.text(), "expected an object (one rank)");
-    const json::value* profile = member_of(entry.get_object(), "profile");
+    const json::value* profile = present_member(entry.get_object(), "profile");
     if (profile == nullptr) throw profile_read_error(name, at.member("profile").text(), "required key missing");
     std::string file;
-    if (const json::value* f = member_of(entry.get_object(), "file")) {
+    if (const json::value* f = present_member(entry.get_object(), "file")) {
       if (!f->is_string()) throw profile_read_error(name, at.member("file").text(), "expected a string");
       file = std::string(f->get_string());
     }
@@ -66,7 +63,7 @@ job_report job_of(const report_detail::json_with_number_text& parsed, const std:
                                                                           parsed.double_texts)});
   }
   job_report job = merge_ranks(std::move(profiles));
-  if (const json::value* created = member_of(top, "created_at"); created != nullptr && created->is_string()) {
+  if (const json::value* created = present_member(top, "created_at"); created != nullptr && created->is_string()) {
     job.created_at = std::string(created->get_string());
   }
   return job;

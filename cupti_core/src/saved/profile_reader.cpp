@@ -66,8 +66,7 @@ class reader {
 
   /// The member `name` of `object`, or nullptr when absent or null.
   static const json::value* optional_member(const json::object& object, std::string_view name) {
-    const json::value* value = object.if_contains(json::string_view(name.data(), name.size()));
-    return value != nullptr && !value->is_null() ? value : nullptr;
+    return saved_detail::present_member(object, name);
   }
   const json::value& required_member(const json::object& object, const json_location& at,
                                      std::string_view name) const {
@@ -576,6 +575,11 @@ Profile read_profile_text(std::string_view text, const std::string& name) {
 }
 
 namespace saved_detail {
+
+const boost::json::value* present_member(const boost::json::object& object, std::string_view name) {
+  const json::value* value = object.if_contains(json::string_view(name.data(), name.size()));
+  return value != nullptr && !value->is_null() ? value : nullptr;
+}
 
 report_detail::json_with_number_text parse_document(std::string_view text, const std::string& name) {
   report_detail::json_with_number_text parsed;

@@ -5,12 +5,17 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include "regionprof/profile.hpp"
 #include "json/json_with_number_text.hpp"
 
 namespace regionprof::saved_detail {
+
+/// The member `name` of `object`, or nullptr when it is absent or null (the readers' one rule for an
+/// optional key).
+const boost::json::value* present_member(const boost::json::object& object, std::string_view name);
 
 /// `text` parsed, keeping each number's text (parse_json_with_number_text); profile_read_error naming
 /// `name` and the line, column and byte offset of a syntax error.
