@@ -37,10 +37,7 @@ regionprof::job_report merge_profile_texts(const std::vector<std::string>& texts
 
 /// `format` of the job to `path`, atomically (regionprof/output.hpp); output_error is a RuntimeError.
 void write_job(const regionprof::job_report& job, regionprof::output_format format, const std::string& path) {
-  regionprof::output_set outputs;
-  outputs.add(format, path);
-  std::ostringstream no_stdout;  // the set sends nothing there
-  regionprof::write_outputs(outputs, regionprof::job_writers(job), no_stdout);
+  regionprof::write_output(regionprof::job_writers(job), format, path);
 }
 
 }  // namespace

@@ -123,4 +123,12 @@ using output_failure_handler = std::function<void(const output_file& file, const
 void write_outputs(const output_set& outputs, const output_writers& writers, std::ostream& out,
                    const output_failure_handler& on_failure = {});
 
+/// write_outputs of a set of one file: `format` to `path` (placeholders expanded, replaced atomically;
+/// output_error naming the path).
+///
+/// ```
+/// regionprof::write_output(regionprof::job_writers(job), regionprof::output_format::json, "job-%h.json");
+/// ```
+void write_output(const output_writers& writers, output_format format, const std::string& path);
+
 }  // namespace regionprof

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <exception>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -117,6 +118,13 @@ void write_outputs(const output_set& outputs, const output_writers& writers, std
       on_failure(output_file{*final.to_stdout, ""}, error);
     }
   }
+}
+
+void write_output(const output_writers& writers, output_format format, const std::string& path) {
+  output_set outputs;
+  outputs.add(format, path);
+  std::ostringstream no_stdout;  // the set sends nothing there
+  write_outputs(outputs, writers, no_stdout);
 }
 
 }  // namespace regionprof

@@ -11,10 +11,7 @@ namespace {
 /// One file through the one writer: atomic, placeholders expanded, errors naming the path.
 void write_one(const Profile& profile, output_format format, const std::string& path,
                const markdown_options& markdown = {}) {
-  output_set outputs;
-  outputs.add(format, path);
-  std::ostringstream no_stdout;  // the set sends nothing there
-  write_outputs(outputs, profile_writers(profile, markdown), no_stdout);
+  write_output(profile_writers(profile, markdown), format, path);
 }
 
 }  // namespace
