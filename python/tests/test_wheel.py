@@ -56,7 +56,7 @@ def test_wheel_name_contents_and_metadata(wheel: Path) -> None:
     assert "regionprof/bin/regionprof" in names
     assert "regionprof/lib/libregionprof_inject.so" in names
     assert any(n.startswith("regionprof/_native.") and n.endswith(".so") for n in names)
-    # Boost.JSON, simdjson and RE2 are vendored (renamed with a hash); zlib and libstdc++ are linked in.
+    # Boost.JSON, simdjson and RE2 are vendored (renamed with a hash: Debian has no PIC archives of them); zlib and libstdc++ are linked in.
     vendored = sorted(n.split("/")[1].split("-")[0] for n in names if n.startswith("regionprof.libs/lib"))
     assert vendored == ["libboost_json", "libre2", "libsimdjson"]
     assert metadata["Version"] == regionprof.__version__
