@@ -72,7 +72,7 @@ the same schema): A is the baseline, B the candidate. A side is one profile, or 
 DIR/prof-%n.json' writes one). For every region and time domain (cpu_time_us, device_time_us when
 all have device data, off_thread_cpu_time_us) and for the run totals it reports A's and B's medians,
 the change in us and in %, a p-value and a verdict. With 2 or more processes a side the test is
-Welch's t over the log of each process's median, one-sided in the change's direction and
+Student's t (pooled) over the log of each process's median, one-sided in the change's direction and
 Holm-adjusted over every gated entry (alpha 0.05 family-wise by default), so the gate accounts for
 process-to-process noise; with one process on a side it is the Mann-Whitney U
 test over the per-run values, and the warning ONE_PROCESS_PER_SIDE says its verdicts cannot
@@ -119,7 +119,7 @@ Examples:
     write_outputs(outputs, writers, std::cout);
     if (diff.gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
-                << " % (" << (diff.test == diff_test::welch_log_process_medians ? "Holm-adjusted " : "") << "p < "
+                << " % (" << (diff.test == diff_test::t_log_process_medians ? "Holm-adjusted " : "") << "p < "
                 << *diff.options.alpha << ")\n";
       return exit_slower;
     }

@@ -80,8 +80,8 @@ BOOST_AUTO_TEST_SUITE(diff)
 
 BOOST_AUTO_TEST_CASE(process_offsets_pass_with_three_processes_a_side) {
   // Honest noise between processes: A's at 1.00, 1.25, 0.90 of one profile's speed, B's at 1.20, 0.95,
-  // 1.30. Every quantity's ln process medians are ln(median) + ln(factor), so each has Welch's
-  // t = 0.68039, df = 3.9967, p = 0.53363 (tests/report, process_offsets_do_not_trip_the_gate), B's
+  // 1.30. Every quantity's ln process medians are ln(median) + ln(factor), so each has Student's
+  // t = 0.68039, df = 4, p = 0.53360 (tests/report, process_offsets_do_not_trip_the_gate), B's
   // median +20 %: within noise, no gate.
   const std::string a = side_dir("offsets_a", {1.00, 1.25, 0.90});
   const std::string b = side_dir("offsets_b", {1.20, 0.95, 1.30});
@@ -89,13 +89,13 @@ BOOST_AUTO_TEST_CASE(process_offsets_pass_with_three_processes_a_side) {
   const auto r = run_cli({"diff", "--fail-if-slower", "10", "-o", out_json, a, b});
   BOOST_TEST(r.exit_code == 0, r.out << r.err);
   const json::value diff = json::parse(read_file(out_json));
-  BOOST_TEST(diff.at("test").as_string() == "welch_t_log_process_medians");
+  BOOST_TEST(diff.at("test").as_string() == "student_t_log_process_medians");
   BOOST_TEST(diff.at("a").at("processes").to_number<int>() == 3);
   BOOST_TEST(diff.at("a").at("runs").to_number<int>() == 60);
   BOOST_TEST(diff.at("warnings").as_array().empty());
   const json::object& cpu = region_domains(diff, "aot_module:parser").at("cpu_time_us").as_object();
   BOOST_TEST(cpu.at("change_pct").to_number<double>() == 20.0, boost::test_tools::tolerance(1e-4));  // times are whole ns
-  BOOST_TEST(cpu.at("p_value").to_number<double>() == 0.53363, boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(cpu.at("p_value").to_number<double>() == 0.53360, boost::test_tools::tolerance(1e-3));
   BOOST_TEST(cpu.at("verdict").as_string() == "within noise");
   // One process a side (the first of each, 1.00 against 1.20): the runs differ by 20 % and the U test
   // fails the gate; the diff says why that verdict cannot be trusted.

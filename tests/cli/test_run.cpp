@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(processes_write_one_profile_each) {
       regionprof::test::run_child({REGIONPROF_CLI, "diff", "-o", "d.json", "a", "a"}, {.dir = dir.path});
   BOOST_TEST(diff.status == 0, diff.err);
   const json::object d = load_profile(dir.path / "d.json");
-  BOOST_TEST(d.at("test").as_string() == "welch_t_log_process_medians");
+  BOOST_TEST(d.at("test").as_string() == "student_t_log_process_medians");
   BOOST_TEST(d.at("a").at("processes").to_number<int>() == 3);
   BOOST_TEST(d.at("warnings").as_array().empty());
   // Without %n every process would write one file: a usage error, nothing runs.

@@ -245,15 +245,15 @@ BOOST_AUTO_TEST_CASE(no_tree_section_unless_both_profiles_have_a_tree) {
 BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm) {
   // A's processes: medians 100, 110, 120; B's: 200, 220, 240 (each process's runs m - 1, m, m + 1).
   // ln medians: B = A + ln 2, sample variances equal: s^2 = 0.0083161, se = sqrt(2 s^2 / 3) = 0.074459,
-  // t = 0.693147 / 0.074459 = 9.3092, df = 4 (Welch-Satterthwaite with equal variances), p = 0.00074098.
-  // Run totals (medians 200, 210, 220 against 300, 320, 340): t = 9.2615, df = 3.7357, p = 0.0010383 (wall
+  // t = 0.693147 / 0.074459 = 9.3092, df = 4 (Student's, pooled), p = 0.00074098.
+  // Run totals (medians 200, 210, 220 against 300, 320, 340): t = 9.2615, df = 4, p = 0.00075579 (wall
   // and CPU). One-sided in the direction of the change (t > 0, B slower): half of each, 0.00037049 and
-  // 0.00051914. Holm over the 3 gated entries: 3 x 0.00037049 = 0.0011115; 2 x 0.00051914 = 0.0010383,
-  // raised to 0.0011115 to stay monotone; 1 x 0.00051914, raised likewise: all three 0.0011115.
+  // 0.00037790. Holm over the 3 gated entries: 3 x 0.00037049 = 0.0011115; 2 x 0.00037790 = 0.00075579,
+  // raised to 0.0011115 to stay monotone; 1 x 0.00037790, raised likewise: all three 0.0011115.
   const std::vector<named_profile> a = processes_of({100, 110, 120});
   const std::vector<named_profile> b = processes_of({200, 220, 240});
   const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
-  BOOST_TEST(diff.test == diff_test::welch_log_process_medians);
+  BOOST_TEST(diff.test == diff_test::t_log_process_medians);
   BOOST_TEST(*diff.options.alpha == 0.05);  // the default with several processes a side
   BOOST_TEST(diff.warnings.empty());
   BOOST_TEST(diff.a_runs == 9u);
@@ -267,7 +267,7 @@ BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm
   BOOST_TEST(cpu.a_mad_us == 10.0);
   BOOST_TEST(*cpu.change_pct == 100.0, tt::tolerance(1e-12));
   BOOST_TEST(cpu.p_value == 0.00074098, tt::tolerance(1e-4));
-  BOOST_TEST(diff.run_totals[0].p_value == 0.0010383, tt::tolerance(1e-4));
+  BOOST_TEST(diff.run_totals[0].p_value == 0.00075579, tt::tolerance(1e-4));
   BOOST_TEST(*cpu.p_one_sided == 0.00037049, tt::tolerance(1e-4));
   for (const diff_entry* entry : {&cpu, &diff.run_totals[0], &diff.run_totals[1]}) {
     BOOST_TEST_REQUIRE(entry->p_holm.has_value());
@@ -285,14 +285,14 @@ BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm
 BOOST_AUTO_TEST_CASE(process_offsets_do_not_trip_the_gate) {
   // Honest noise: each process runs at its own speed (A 100, 125, 90; B 120, 95, 130), steady within it.
   // B's median of process medians, 120, is +20 % of A's 100, but the ln medians give t = 0.68039,
-  // df = 3.9967, p = 0.53363: within noise.
+  // df = 4, p = 0.53360: within noise.
   const std::vector<named_profile> a = processes_of({100, 125, 90});
   const std::vector<named_profile> b = processes_of({120, 95, 130});
   const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
   const diff_entry& cpu = region_cpu(diff);
   BOOST_TEST(*cpu.change_pct == 20.0, tt::tolerance(1e-12));
-  BOOST_TEST(cpu.p_value == 0.53363, tt::tolerance(1e-4));
-  BOOST_TEST(*cpu.p_one_sided == 0.53363 / 2, tt::tolerance(1e-4));
+  BOOST_TEST(cpu.p_value == 0.53360, tt::tolerance(1e-4));
+  BOOST_TEST(*cpu.p_one_sided == 0.53360 / 2, tt::tolerance(1e-4));
   BOOST_TEST(cpu.verdict == diff_verdict::within_noise);
   BOOST_TEST(!diff.gate_failed);
   // The first process of each side alone (100 against 120), 10 runs each: every B run is above every A
@@ -332,10 +332,10 @@ BOOST_AUTO_TEST_CASE(one_process_per_side_in_every_view) {
              markdown);
   BOOST_TEST(to_html(diff).find("<b>ONE_PROCESS_PER_SIDE</b> (core): A has 1 process") != std::string::npos);
 
-  // Three a side: the Welch test, p_holm in the JSON, `h` in the p column, no warning.
+  // Three a side: the t test, p_holm in the JSON, `h` in the p column, no warning.
   const profile_diff three = diff_profiles("a", processes_of({10, 11, 12}), "b", b);
   const report_test::json::value tj = report_test::parse(to_json(three));
-  BOOST_TEST(report_test::str(tj.at("test")) == "welch_t_log_process_medians");
+  BOOST_TEST(report_test::str(tj.at("test")) == "student_t_log_process_medians");
   BOOST_TEST(tj.at("warnings").as_array().empty());
   BOOST_TEST(tj.at("run_totals").at("cpu_time_us").as_object().contains("p_holm"));
   BOOST_TEST(tj.at("regions").at(0).at("domains").at("cpu_time_us").at("a_process_medians").as_array().size() == 3u);

@@ -104,29 +104,42 @@ BOOST_AUTO_TEST_CASE(mann_whitney_same_samples_and_large_ones) {
   BOOST_TEST(same_distribution.p_value > 0.5);
 }
 
-BOOST_AUTO_TEST_CASE(welch_t_by_hand) {
-  // {1, 2, 3} against {4, 5, 6}: variances 1 and 1, se^2 = 1/3 + 1/3, t = 3 / sqrt(2/3) = 3.6742,
-  // df = (2/3)^2 / ((1/3)^2 / 2 + (1/3)^2 / 2) = 4, p = 2 P(T_4 >= 3.6742) = 0.021312.
+BOOST_AUTO_TEST_CASE(student_t_by_hand) {
+  // {1, 2, 3} against {4, 5, 6}: variances 1 and 1, sp^2 = 1, se^2 = 1/3 + 1/3, t = 3 / sqrt(2/3) = 3.6742,
+  // df = 4, p = 2 P(T_4 >= 3.6742) = 0.021312.
   const std::vector<double> a{1, 2, 3}, b{4, 5, 6};
-  const welch_result r = welch_t(a, b);
+  const t_test_result r = student_t(a, b);
   BOOST_TEST(r.t == 3.0 / std::sqrt(2.0 / 3.0), tt::tolerance(1e-12));
   BOOST_TEST(r.df == 4.0, tt::tolerance(1e-12));
   BOOST_TEST(r.p_value == 0.021312, tt::tolerance(1e-4));
-  BOOST_TEST(welch_t(b, a).p_value == r.p_value, tt::tolerance(1e-12));  // two-sided
-  BOOST_TEST(welch_t(b, a).t == -r.t, tt::tolerance(1e-12));
-  // Unequal spread: ln {100, 104, 97} against ln {150, 180, 165}: t = 8.7812, df = 2.5746, p = 0.0055008.
+  BOOST_TEST(student_t(b, a).p_value == r.p_value, tt::tolerance(1e-12));  // two-sided
+  BOOST_TEST(student_t(b, a).t == -r.t, tt::tolerance(1e-12));
+  // Unequal spread, pooled: {1, 2, 3} against {4, 6, 8}: sp^2 = (2 * 1 + 2 * 4) / 4 = 2.5,
+  // se^2 = 2.5 * 2/3, t = 4 / sqrt(5/3) = 3.0984, df 4, p = 0.036278 (Welch's df would be 2.94).
+  const std::vector<double> wide{4, 6, 8};
+  const t_test_result w = student_t(a, wide);
+  BOOST_TEST(w.t == 4.0 / std::sqrt(5.0 / 3.0), tt::tolerance(1e-12));
+  BOOST_TEST(w.df == 4.0);
+  BOOST_TEST(w.p_value == 0.036278, tt::tolerance(1e-4));
+  // ln {100, 104, 97} against ln {150, 180, 165}: t = 8.7812 (equal n: the same t as Welch's), df 4,
+  // p = 0.00092744 (Welch: df 2.5746, p 0.0055).
   std::vector<double> la{100, 104, 97}, lb{150, 180, 165};
   for (double& x : la) x = std::log(x);
   for (double& x : lb) x = std::log(x);
-  const welch_result u = welch_t(la, lb);
+  const t_test_result u = student_t(la, lb);
   BOOST_TEST(u.t == 8.7812, tt::tolerance(1e-4));
-  BOOST_TEST(u.df == 2.5746, tt::tolerance(1e-4));
-  BOOST_TEST(u.p_value == 0.0055008, tt::tolerance(1e-3));
+  BOOST_TEST(u.df == 4.0);
+  BOOST_TEST(u.p_value == 0.00092744, tt::tolerance(1e-3));
+  // Sides of 2 and 4: df = 4; {0, 2} against {1, 3, 5, 7}: sp^2 = (2 + 3 * 20/3) / 4 = 5.5,
+  // se^2 = 5.5 (1/2 + 1/4) = 4.125, t = (4 - 1) / 2.031 = 1.4771.
+  const std::vector<double> two{0, 2}, four{1, 3, 5, 7};
+  BOOST_TEST(student_t(two, four).t == 3.0 / std::sqrt(4.125), tt::tolerance(1e-12));
+  BOOST_TEST(student_t(two, four).df == 4.0);
   // Constant samples: equal means p = 1, different means p = 0; fewer than 2 values a side: p = 1.
   const std::vector<double> c{5, 5}, d{6, 6}, one{1};
-  BOOST_TEST(welch_t(c, c).p_value == 1.0);
-  BOOST_TEST(welch_t(c, d).p_value == 0.0);
-  BOOST_TEST(welch_t(one, d).p_value == 1.0);
+  BOOST_TEST(student_t(c, c).p_value == 1.0);
+  BOOST_TEST(student_t(c, d).p_value == 0.0);
+  BOOST_TEST(student_t(one, d).p_value == 1.0);
 }
 
 BOOST_AUTO_TEST_CASE(holm_adjustment_by_hand) {

@@ -1,8 +1,8 @@
 // Comparing two sides of profiles (the one result model, one profile per process; A: the baseline, B: the
 // candidate) region by region and time domain by time domain: medians, the change, a p-value and a
 // verdict (docs/cli.md, "regionprof diff"; docs/design.md, rule 17). One process a side: the two-sided
-// Mann-Whitney U test over the per-run values. Two or more a side: Welch's t test over the log of each
-// process's median, one-sided in the direction of each change and Holm-adjusted over the gated entries.
+// Mann-Whitney U test over the per-run values. Two or more a side: Student's t test (pooled variance) over the log of
+// each process's median, one-sided in the direction of each change and Holm-adjusted over the gated entries.
 #pragma once
 
 #include <cstdint>
@@ -32,18 +32,18 @@ std::string_view to_string(diff_presence presence) noexcept;
 
 /// Which test gives the p-values (docs/design.md, rule 17).
 enum class diff_test : std::uint8_t {
-  mann_whitney_runs = 0,           ///< fewer than 2 processes on a side: U over the per-run values
-  welch_log_process_medians = 1,   ///< 2 or more a side: Welch t over ln(per-process median), one-sided, Holm
+  mann_whitney_runs = 0,      ///< fewer than 2 processes on a side: U over the per-run values
+  t_log_process_medians = 1,  ///< 2 or more a side: Student's t over ln(per-process median), one-sided, Holm
 };
-/// "mann_whitney_u_runs", "welch_t_log_process_medians".
+/// "mann_whitney_u_runs", "student_t_log_process_medians".
 std::string_view to_string(diff_test test) noexcept;
 /// The level a diff uses without diff_options::alpha: 0.01 (per entry) for mann_whitney_runs, 0.05
-/// (family-wise) for welch_log_process_medians (docs/design.md, rule 17).
+/// (family-wise) for t_log_process_medians (docs/design.md, rule 17).
 double default_alpha(diff_test test) noexcept;
 
 struct diff_options {
   /// Significance level: per entry for mann_whitney_runs (default 0.01); family-wise over the gated
-  /// entries, per direction, for welch_log_process_medians (default 0.05: rule 17). diff_profiles
+  /// entries, per direction, for t_log_process_medians (default 0.05: rule 17). diff_profiles
   /// stores the level it used in profile_diff::options.
   std::optional<double> alpha;
   std::optional<double> fail_if_slower;   ///< gate, in percent of A's median
@@ -65,10 +65,10 @@ struct diff_entry {
   std::optional<double> change_pct;      ///< 100 * change / a_median; absent when a_median is 0
   double p_value = 1.0;                  ///< two-sided, of the diff's test
   bool exact = false;                    ///< U: the exact distribution (else the normal approximation)
-  /// welch_log_process_medians: the one-sided p in the direction of the change (B's median above or
+  /// t_log_process_medians: the one-sided p in the direction of the change (B's median above or
   /// below A's): p_value / 2 when the t statistic has the change's sign, else 1 - p_value / 2.
   std::optional<double> p_one_sided;
-  /// Holm-adjusted p_one_sided over the diff's gated entries (welch_log_process_medians only); the
+  /// Holm-adjusted p_one_sided over the diff's gated entries (t_log_process_medians only); the
   /// verdict of a gated entry uses it.
   std::optional<double> p_holm;
   diff_verdict verdict = diff_verdict::unchanged;
@@ -114,7 +114,7 @@ struct profile_diff {
 
 /// Compares side `a` (baseline, one profile per process) with side `b`, each side's profiles non-empty;
 /// `a_name` and `b_name` stand for the sides (a file or a directory). With at least 2 processes on each
-/// side the test is welch_log_process_medians, else mann_whitney_runs (the runs of every process of a
+/// side the test is t_log_process_medians, else mann_whitney_runs (the runs of every process of a
 /// side pooled) with the warning ONE_PROCESS_PER_SIDE. Regions, domains and tree paths are the union over
 /// every profile; device domains need device data in all of them, the tree a tree in all of them.
 ///

@@ -89,8 +89,8 @@ double alpha_of(const profile_diff& diff) {
 }
 
 std::string test_text(const profile_diff& diff) {
-  if (diff.test == diff_test::welch_log_process_medians) {
-    return "Welch t over ln(per-process median) (docs/design.md, rule 17), one-sided in the direction of each "
+  if (diff.test == diff_test::t_log_process_medians) {
+    return "Student's t (pooled) over ln(per-process median) (docs/design.md, rule 17), one-sided in the direction of each "
            "change and Holm-adjusted over the " +
            std::to_string(diff.gated_entries) + " gated entries (h), alpha " + p_text(alpha_of(diff)) + " family-wise";
   }

@@ -129,23 +129,22 @@ mann_whitney_result mann_whitney_u(std::span<const double> a, std::span<const do
   return out;
 }
 
-welch_result welch_t(std::span<const double> a, std::span<const double> b) {
-  welch_result out;
+t_test_result student_t(std::span<const double> a, std::span<const double> b) {
+  t_test_result out;
   if (a.size() < 2 || b.size() < 2) return out;
   const summary sa = summarize(a);
   const summary sb = summarize(b);
   const double na = static_cast<double>(a.size());
   const double nb = static_cast<double>(b.size());
-  const double va = sa.stddev * sa.stddev / na;  // squared standard error of each mean
-  const double vb = sb.stddev * sb.stddev / nb;
+  out.df = na + nb - 2.0;
+  const double pooled = ((na - 1.0) * sa.stddev * sa.stddev + (nb - 1.0) * sb.stddev * sb.stddev) / out.df;
+  const double se2 = pooled * (1.0 / na + 1.0 / nb);
   const double difference = sb.mean - sa.mean;
-  const double se2 = va + vb;
   if (se2 <= 0.0) {
     out.p_value = difference == 0.0 ? 1.0 : 0.0;
     return out;
   }
   out.t = difference / std::sqrt(se2);
-  out.df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
   const boost::math::students_t distribution(out.df);
   out.p_value = std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(distribution, std::fabs(out.t))));
   return out;
