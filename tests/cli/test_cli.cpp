@@ -88,6 +88,11 @@ BOOST_AUTO_TEST_CASE(input_errors_exit_1_naming_the_file) {
   BOOST_TEST(r.out.empty());
   BOOST_TEST(r.err == "regionprof: " + missing + ": cannot open: No such file or directory\n");
 
+  const std::string directory = cli_test::data_file("");  // the test data folder itself
+  r = run_cli({"analyze", directory});
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.err == "regionprof: " + directory + ": is a directory, not a trace (a Chrome trace JSON file, plain or gzip)\n");
+
   const std::string broken = cli_test::data_file("syntax_error.json");
   r = run_cli({"analyze", broken});
   BOOST_TEST(r.exit_code == 1);

@@ -46,6 +46,11 @@ class file_source final : public byte_source {
   explicit file_source(std::string path) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw import_error(path_, std::string("cannot open: ") + std::strerror(errno));
+    struct stat info {};
+    if (::fstat(fd_, &info) == 0 && S_ISDIR(info.st_mode)) {
+      ::close(fd_);
+      throw import_error(path_, "is a directory, not a trace (a Chrome trace JSON file, plain or gzip)");
+    }
   }
   file_source(const file_source&) = delete;
   file_source& operator=(const file_source&) = delete;
