@@ -1,6 +1,8 @@
 // `regionprof diff A B`: per region and time domain, A's and B's medians, the change, the p-value and a
-// verdict; `--fail-if-slower PCT` gates CI (exit 3). A side is one profile or a directory of them (one
-// per process; docs/design.md, rule 17).
+// verdict; `--fail-if-slower PCT` gates CI (exit 3). A side is one profile, a directory of them or a
+// quoted pattern naming several (one per process; docs/design.md, rule 17).
+#include <glob.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -21,18 +23,38 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A side: the profile `path`, or every `*.json` file directly in the directory `path` (not starting with
-/// `.`, so no hidden temporary), by name. Throws naming the directory when it holds none.
+/// The files a quoted shell pattern `pattern` names (glob(3): `*`, `?`, `[...]`), sorted. Throws naming the
+/// pattern when nothing matches.
+std::vector<std::string> expand_pattern(const std::string& pattern) {
+  glob_t matches{};
+  const int result = glob(pattern.c_str(), GLOB_ERR, nullptr, &matches);
+  std::vector<std::string> files(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+  globfree(&matches);
+  if (result == GLOB_ABORTED) throw std::runtime_error("'" + pattern + "': cannot expand this pattern (a directory in it cannot be read)");
+  if (result == GLOB_NOSPACE) throw std::runtime_error("'" + pattern + "': out of memory expanding this pattern");
+  if (files.empty()) throw std::runtime_error("'" + pattern + "': no file matches this pattern");
+  return files;  // glob(3) sorts them (no GLOB_NOSORT)
+}
+
+/// A side: the profile `path`; every `*.json` file directly in the directory `path` (not starting with
+/// `.`, so no hidden temporary), by name; or, where `path` names nothing and holds `*`, `?` or `[`, every
+/// file the pattern matches (several files a side without a directory: 'base/prof-*.json'). Throws
+/// naming the directory or pattern when it gives no profile.
 std::vector<named_profile> read_side(const std::string& path) {
   std::error_code error;
-  if (!fs::is_directory(path, error)) return {named_profile{path, read_profile(path)}};
   std::vector<std::string> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(path)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && !name.starts_with('.') && name.ends_with(".json")) files.push_back(entry.path().string());
+  if (!fs::exists(path, error) && path.find_first_of("*?[") != std::string::npos) {
+    files = expand_pattern(path);
+  } else if (!fs::is_directory(path, error)) {
+    return {named_profile{path, read_profile(path)}};
+  } else {
+    for (const fs::directory_entry& entry : fs::directory_iterator(path)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && !name.starts_with('.') && name.ends_with(".json")) files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw std::runtime_error(path + ": a directory without a profile (no *.json file in it)");
   }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) throw std::runtime_error(path + ": a directory without a profile (no *.json file in it)");
   std::vector<named_profile> side;
   for (const std::string& file : files) side.push_back({file, read_profile(file)});
   return side;
@@ -61,7 +83,7 @@ class diff_command final : public command {
                [this](std::string_view, std::string_view path) { markdown_path_ = path; })
         .value("--html", "OUT.html", "Write a self-contained HTML page: A against B per region.",
                [this](std::string_view, std::string_view path) { html_path_ = path; });
-    line.operands("A B", "A and B (each a saved profile or a directory of profiles)", 2,
+    line.operands("A B", "A and B (each a saved profile, a directory of profiles or a quoted pattern)", 2,
                   [this](std::string_view path) { (a_path_ ? b_path_ : a_path_) = std::string(path); });
   }
 
@@ -69,7 +91,7 @@ class diff_command final : public command {
     return R"(Compares two sides of saved profiles (regionprof's JSON, or the reference module's, which has
 the same schema): A is the baseline, B the candidate. A side is one profile, or a directory whose
 *.json files are one profile per process of the same program ('regionprof run --processes N -o
-DIR/prof-%n.json' writes one). For every region and time domain (cpu_time_us, device_time_us when
+DIR/prof-%n.json' writes one), or a quoted pattern such as 'base-*.json' naming several files. For every region and time domain (cpu_time_us, device_time_us when
 all have device data, off_thread_cpu_time_us) and for the run totals it reports A's and B's medians,
 the change in us and in %, a p-value and a verdict. With 2 or more processes a side the test is
 Student's t (pooled) over the log of each process's median, one-sided in the change's direction and
@@ -99,6 +121,7 @@ Examples:
   regionprof diff baseline.json candidate.json
   regionprof run --processes 3 -o 'a/prof-%n.json' -- ./app   # then b/ the same way
   regionprof diff --fail-if-slower 10 -o diff.json --html diff.html a b
+  regionprof diff 'runs/base-*.json' 'runs/cand-*.json'   # several files a side, quoted
 )";
   }
 
@@ -119,7 +142,7 @@ Examples:
     write_outputs(outputs, writers, std::cout);
     if (diff.gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
-                << " % (" << (diff.test == diff_test::t_log_process_medians ? "Holm-adjusted " : "") << "p < "
+                << " % (" << (diff.test == diff_test::student_t_log_process_medians ? "Holm-adjusted " : "") << "p < "
                 << *diff.options.alpha << ")\n";
       return exit_slower;
     }

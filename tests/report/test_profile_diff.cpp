@@ -253,7 +253,7 @@ BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm
   const std::vector<named_profile> a = processes_of({100, 110, 120});
   const std::vector<named_profile> b = processes_of({200, 220, 240});
   const profile_diff diff = diff_profiles("a", a, "b", b, {std::nullopt, 10.0});
-  BOOST_TEST(diff.test == diff_test::t_log_process_medians);
+  BOOST_TEST(diff.test == diff_test::student_t_log_process_medians);
   BOOST_TEST(*diff.options.alpha == 0.05);  // the default with several processes a side
   BOOST_TEST(diff.warnings.empty());
   BOOST_TEST(diff.a_runs == 9u);
@@ -300,7 +300,7 @@ BOOST_AUTO_TEST_CASE(process_offsets_do_not_trip_the_gate) {
   const named_profile a0 = profile_of("r:x", {99, 99.5, 100, 100.5, 101, 99.2, 99.7, 100.2, 100.7, 100.9});
   const named_profile b0 = profile_of("r:x", {119, 119.5, 120, 120.5, 121, 119.2, 119.7, 120.2, 120.7, 120.9});
   const profile_diff one = diff_profiles(a0, b0, {0.01, 10.0});
-  BOOST_TEST(one.test == diff_test::mann_whitney_runs);
+  BOOST_TEST(one.test == diff_test::mann_whitney_u_runs);
   BOOST_TEST(*one.options.alpha == 0.01);  // the default with one process a side
   BOOST_TEST(region_cpu(one).p_value == 2.0 / 184756.0, tt::tolerance(1e-9));  // 2 / C(20, 10)
   BOOST_TEST(one.gate_failed);
@@ -314,7 +314,7 @@ BOOST_AUTO_TEST_CASE(one_process_per_side_in_every_view) {
   const std::vector<named_profile> b = processes_of({11, 12, 13});
   // 1 against 3: no per-process test is possible on A's side; U over the pooled runs, and the warning.
   const profile_diff diff = diff_profiles("a.json", std::span<const named_profile>(&a, 1), "b", b);
-  BOOST_TEST(diff.test == diff_test::mann_whitney_runs);
+  BOOST_TEST(diff.test == diff_test::mann_whitney_u_runs);
   BOOST_TEST_REQUIRE(diff.warnings.size() == 1u);
   BOOST_TEST(diff.warnings[0].message.starts_with("A has 1 process and B 3: "), diff.warnings[0].message);
   BOOST_TEST(diff.warnings[0].message.find("--processes") != std::string::npos);

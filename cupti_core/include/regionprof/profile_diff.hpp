@@ -32,18 +32,20 @@ std::string_view to_string(diff_presence presence) noexcept;
 
 /// Which test gives the p-values (docs/design.md, rule 17).
 enum class diff_test : std::uint8_t {
-  mann_whitney_runs = 0,      ///< fewer than 2 processes on a side: U over the per-run values
-  t_log_process_medians = 1,  ///< 2 or more a side: Student's t over ln(per-process median), one-sided, Holm
+  /// fewer than 2 processes on a side: U over the per-run values
+  mann_whitney_u_runs = 0,
+  /// 2 or more a side: Student's t (pooled) over ln(per-process median), one-sided, Holm
+  student_t_log_process_medians = 1,
 };
 /// "mann_whitney_u_runs", "student_t_log_process_medians".
 std::string_view to_string(diff_test test) noexcept;
-/// The level a diff uses without diff_options::alpha: 0.01 (per entry) for mann_whitney_runs, 0.05
-/// (family-wise) for t_log_process_medians (docs/design.md, rule 17).
+/// The level a diff uses without diff_options::alpha: 0.01 (per entry) for mann_whitney_u_runs, 0.05
+/// (family-wise) for student_t_log_process_medians (docs/design.md, rule 17).
 double default_alpha(diff_test test) noexcept;
 
 struct diff_options {
-  /// Significance level: per entry for mann_whitney_runs (default 0.01); family-wise over the gated
-  /// entries, per direction, for t_log_process_medians (default 0.05: rule 17). diff_profiles
+  /// Significance level: per entry for mann_whitney_u_runs (default 0.01); family-wise over the gated
+  /// entries, per direction, for student_t_log_process_medians (default 0.05: rule 17). diff_profiles
   /// stores the level it used in profile_diff::options.
   std::optional<double> alpha;
   std::optional<double> fail_if_slower;   ///< gate, in percent of A's median
@@ -65,10 +67,10 @@ struct diff_entry {
   std::optional<double> change_pct;      ///< 100 * change / a_median; absent when a_median is 0
   double p_value = 1.0;                  ///< two-sided, of the diff's test
   bool exact = false;                    ///< U: the exact distribution (else the normal approximation)
-  /// t_log_process_medians: the one-sided p in the direction of the change (B's median above or
+  /// student_t_log_process_medians: the one-sided p in the direction of the change (B's median above or
   /// below A's): p_value / 2 when the t statistic has the change's sign, else 1 - p_value / 2.
   std::optional<double> p_one_sided;
-  /// Holm-adjusted p_one_sided over the diff's gated entries (t_log_process_medians only); the
+  /// Holm-adjusted p_one_sided over the diff's gated entries (student_t_log_process_medians only); the
   /// verdict of a gated entry uses it.
   std::optional<double> p_holm;
   diff_verdict verdict = diff_verdict::unchanged;
@@ -98,7 +100,7 @@ struct profile_diff {
   std::size_t a_runs = 0;                ///< over all of A's processes
   std::size_t b_runs = 0;
   diff_options options;
-  diff_test test = diff_test::mann_whitney_runs;
+  diff_test test = diff_test::mann_whitney_u_runs;
   /// The Holm family's size: run totals and domains of regions on both sides, less those at 0 in every run.
   std::size_t gated_entries = 0;
   /// The diff's own warnings: ONE_PROCESS_PER_SIDE when a side has a single process.
@@ -114,7 +116,7 @@ struct profile_diff {
 
 /// Compares side `a` (baseline, one profile per process) with side `b`, each side's profiles non-empty;
 /// `a_name` and `b_name` stand for the sides (a file or a directory). With at least 2 processes on each
-/// side the test is t_log_process_medians, else mann_whitney_runs (the runs of every process of a
+/// side the test is student_t_log_process_medians, else mann_whitney_u_runs (the runs of every process of a
 /// side pooled) with the warning ONE_PROCESS_PER_SIDE. Regions, domains and tree paths are the union over
 /// every profile; device domains need device data in all of them, the tree a tree in all of them.
 ///

@@ -81,7 +81,7 @@ std::string p_text(double p) {
 
 std::string p_cell(const diff_entry& entry, diff_test test) {
   if (entry.p_holm) return p_text(*entry.p_holm) + "h";
-  return p_text(entry.p_value) + (entry.exact || test != diff_test::mann_whitney_runs ? "" : "*");
+  return p_text(entry.p_value) + (entry.exact || test != diff_test::mann_whitney_u_runs ? "" : "*");
 }
 
 double alpha_of(const profile_diff& diff) {
@@ -89,7 +89,7 @@ double alpha_of(const profile_diff& diff) {
 }
 
 std::string test_text(const profile_diff& diff) {
-  if (diff.test == diff_test::t_log_process_medians) {
+  if (diff.test == diff_test::student_t_log_process_medians) {
     return "Student's t (pooled) over ln(per-process median) (docs/design.md, rule 17), one-sided in the direction of each "
            "change and Holm-adjusted over the " +
            std::to_string(diff.gated_entries) + " gated entries (h), alpha " + p_text(alpha_of(diff)) + " family-wise";

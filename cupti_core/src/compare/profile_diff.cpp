@@ -92,7 +92,7 @@ diff_entry compare(std::string domain, const side_values& a, const side_values& 
   entry.b_us = joined(b);
   entry.a_process_medians_us = process_medians(a);
   entry.b_process_medians_us = process_medians(b);
-  const bool processes = test == diff_test::t_log_process_medians;
+  const bool processes = test == diff_test::student_t_log_process_medians;
   const stats::summary sa = stats::summarize(processes ? entry.a_process_medians_us : entry.a_us);
   const stats::summary sb = stats::summarize(processes ? entry.b_process_medians_us : entry.b_us);
   entry.a_median_us = sa.median;
@@ -276,11 +276,11 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
   diff.b_profiles = files_of(b_side);
   for (const named_profile& p : a_side) diff.a_runs += p.profile.result().runs.size();
   for (const named_profile& p : b_side) diff.b_runs += p.profile.result().runs.size();
-  diff.test = a_side.size() >= 2 && b_side.size() >= 2 ? diff_test::t_log_process_medians
-                                                        : diff_test::mann_whitney_runs;
+  diff.test = a_side.size() >= 2 && b_side.size() >= 2 ? diff_test::student_t_log_process_medians
+                                                       : diff_test::mann_whitney_u_runs;
   diff.options = options;
   diff.options.alpha = options.alpha.value_or(default_alpha(diff.test));
-  if (diff.test == diff_test::mann_whitney_runs) diff.warnings.push_back(one_process_warning(a_side.size(), b_side.size()));
+  if (diff.test == diff_test::mann_whitney_u_runs) diff.warnings.push_back(one_process_warning(a_side.size(), b_side.size()));
   const diff_test test = diff.test;
   const bool device = all_of(a_side, &analysis_result::has_device_data) && all_of(b_side, &analysis_result::has_device_data);
 
@@ -385,7 +385,7 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
     for (diff_entry& entry : region.domains) gate(entry);
   }
   diff.gated_entries = gated.size();
-  if (test == diff_test::t_log_process_medians) {
+  if (test == diff_test::student_t_log_process_medians) {
     std::vector<double> p;
     for (const diff_entry* entry : gated) p.push_back(entry->p_one_sided.value_or(1.0));
     const std::vector<double> adjusted = stats::holm_adjust(p);
@@ -409,13 +409,13 @@ profile_diff diff_profiles(const named_profile& a, const named_profile& b, const
 }
 
 double default_alpha(diff_test test) noexcept {
-  return test == diff_test::t_log_process_medians ? 0.05 : 0.01;
+  return test == diff_test::student_t_log_process_medians ? 0.05 : 0.01;
 }
 
 std::string_view to_string(diff_test test) noexcept {
   switch (test) {
-    case diff_test::mann_whitney_runs: return "mann_whitney_u_runs";
-    case diff_test::t_log_process_medians: return "student_t_log_process_medians";
+    case diff_test::mann_whitney_u_runs: return "mann_whitney_u_runs";
+    case diff_test::student_t_log_process_medians: return "student_t_log_process_medians";
   }
   return "mann_whitney_u_runs";
 }
