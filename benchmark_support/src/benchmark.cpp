@@ -96,9 +96,10 @@ struct recorder::state_holder {
 
 recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
     : state_(state), name_(std::move(name)), options_(std::move(options)), holder_(std::make_unique<state_holder>()) {
-  if (options_.stopping.max_noise) {
+  const stopping_options& stopping = options_.stopping;
+  if (stopping.max_noise || stopping.min_runs || stopping.max_runs || stopping.min_time_s || stopping.max_time_s) {
     state_.SkipWithError(
-        "regionprof::benchmark::recorder: recorder_options::stopping.max_noise is set, but in a "
+        "regionprof::benchmark::recorder: recorder_options::stopping is set, but in a "
         "`for (auto _ : state)` loop Google Benchmark decides the iterations; register the benchmark with "
         "regionprof::benchmark::register_until_steady to stop on noise");
     return;

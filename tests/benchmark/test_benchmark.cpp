@@ -381,29 +381,39 @@ BOOST_AUTO_TEST_CASE(until_steady_stops_at_a_maximum_with_a_warning) {
   std::filesystem::remove_all(dir);
 }
 
-// In a plain loop Google Benchmark decides the iterations: stopping on noise there is an error naming
-// register_until_steady, and the loop runs no iteration.
+// In a plain loop Google Benchmark decides the iterations: stopping options there (max_noise, or only a
+// bound) are an error naming register_until_steady, and the loop runs no iteration.
 BOOST_AUTO_TEST_CASE(a_plain_recorder_refuses_stopping_on_noise) {
   const std::filesystem::path dir = temp_dir("plain_noise");
   std::size_t iterations = 0;
-  ::benchmark::RegisterBenchmark("BM_PlainNoise", [&](::benchmark::State& state) {
-    regionprof::benchmark::recorder_options options;
-    options.directory = dir.string();
-    options.device_tracing = false;
-    options.stopping.max_noise = 0.01;
-    regionprof::benchmark::recorder recorder(state, "BM_PlainNoise", options);
-    for (auto _ : state) {
-      const auto scope = recorder.iteration();
-      ++iterations;
-    }
-  })->Iterations(3);
-  const auto results = run_benchmarks("^BM_PlainNoise");
-  BOOST_TEST_REQUIRE(results.size() == 1u);
-  BOOST_TEST(results.front().error_occurred);
-  BOOST_TEST(results.front().error_message.find("register_until_steady") != std::string::npos,
-             results.front().error_message);
+  const auto register_plain = [&](const char* name, regionprof::stopping_options stopping) {
+    ::benchmark::RegisterBenchmark(name, [&, name, stopping](::benchmark::State& state) {
+      regionprof::benchmark::recorder_options options;
+      options.directory = dir.string();
+      options.device_tracing = false;
+      options.stopping = stopping;
+      regionprof::benchmark::recorder recorder(state, name, options);
+      for (auto _ : state) {
+        const auto scope = recorder.iteration();
+        ++iterations;
+      }
+    })->Iterations(3);
+  };
+  regionprof::stopping_options noise;
+  noise.max_noise = 0.01;
+  register_plain("BM_PlainNoise", noise);
+  regionprof::stopping_options bound;
+  bound.max_runs = 5;
+  register_plain("BM_PlainMaxRuns", bound);
+  const auto results = run_benchmarks("^BM_Plain(Noise|MaxRuns)/");
+  BOOST_TEST_REQUIRE(results.size() == 2u);
+  for (const auto& result : results) {
+    BOOST_TEST(result.error_occurred, result.benchmark_name());
+    BOOST_TEST(result.error_message.find("register_until_steady") != std::string::npos, result.error_message);
+  }
   BOOST_TEST(iterations == 0u);
   BOOST_TEST(!std::filesystem::exists(dir / "BM_PlainNoise.json"));
+  BOOST_TEST(!std::filesystem::exists(dir / "BM_PlainMaxRuns.json"));
   std::filesystem::remove_all(dir);
 }
 

@@ -41,7 +41,7 @@ struct recorder_options {
   /// Stopping on noise (docs/design.md, rule 16), for register_until_steady(), which requires `max_noise`:
   /// runs go on until the noise of their wall times is at most max_noise and the minimums are met, or a
   /// maximum is reached. A recorder in a plain `for (auto _ : state)` loop, where Google Benchmark decides
-  /// the iterations, skips the benchmark with an error when `max_noise` is set.
+  /// the iterations, skips the benchmark with an error when any member is set.
   stopping_options stopping;
   /// register_until_steady()'s wall clock (monotonic ns), read before and after each run; empty:
   /// regionprof::monotonic_now_ns. For tests: a clock the body advances makes the run times given.
@@ -75,8 +75,8 @@ std::string profile_path(const std::string& directory, std::string_view name, st
 /// in them (and, with device data, `_device_bytes_per_second` etc. over its device time); absent where
 /// that time is 0. The profile's `environment` records the
 /// machine (MACHINE_LOADED, CPU_SCALING_ENABLED, GPU_THROTTLED as for the harness). In this loop Google
-/// Benchmark decides the iteration count, so it cannot stop on noise: recorder_options::stopping with
-/// max_noise set skips the benchmark with an error; register_until_steady() is the benchmark that does.
+/// Benchmark decides the iteration count, so it cannot stop on noise: a recorder_options::stopping with
+/// any member set skips the benchmark with an error; register_until_steady() is the benchmark that does.
 /// Google Benchmark calls a benchmark
 /// several times with growing iteration counts; each call rewrites the file, so the reported call's
 /// profile remains. Single-threaded benchmarks only (state.threads() > 1 is skipped with an error).
