@@ -9,6 +9,9 @@
 //   BM_ParseAndSum   aot_module:parse (text -> numbers), aot_module:sum
 //   BM_SortAndDedup  untuned_module:sort, untuned_module:dedup
 //   BM_HashAndCount  aot_module:hash, untuned_module:count
+//   BM_SortUntilSteady (register_until_steady: stops on noise, docs/design.md rule 16)
+//                    untuned_module:sort, untuned_module:dedup; counters regionprof_runs,
+//                    regionprof_iterations_per_run, regionprof_noise
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -111,6 +114,27 @@ void BM_HashAndCount(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_HashAndCount);
+
+// The same work as BM_SortAndDedup, measured until the noise of its runs (K calls each) is at most 2 %,
+// for at most 1 s: one Google Benchmark iteration whose time is the median run's over K.
+[[maybe_unused]] const auto* const sort_until_steady = [] {
+  regionprof::benchmark::recorder_options options;
+  options.stopping.max_noise = 0.02;
+  options.stopping.max_time_s = 1.0;
+  return regionprof::benchmark::register_until_steady(
+      "BM_SortUntilSteady",
+      [input = random_values(4'000, 2)] {
+        std::vector<std::uint64_t> values = input;
+        {
+          const scoped_region region{sort_region};
+          std::sort(values.begin(), values.end());
+        }
+        const scoped_region region{dedup_region};
+        values.erase(std::unique(values.begin(), values.end()), values.end());
+        benchmark::DoNotOptimize(values.data());
+      },
+      options);
+}();
 
 }  // namespace
 

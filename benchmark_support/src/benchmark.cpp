@@ -14,6 +14,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "regionprof/capture.hpp"
+#include "regionprof/clock.hpp"
 #include "regionprof/device_session.hpp"
 #include "regionprof/harness.hpp"
 #include "regionprof/machine.hpp"
@@ -95,11 +96,31 @@ struct recorder::state_holder {
 
 recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
     : state_(state), name_(std::move(name)), options_(std::move(options)), holder_(std::make_unique<state_holder>()) {
+  const stopping_options& stopping = options_.stopping;
+  if (stopping.max_noise || stopping.min_runs || stopping.max_runs || stopping.min_time_s || stopping.max_time_s) {
+    state_.SkipWithError(
+        "regionprof::benchmark::recorder: recorder_options::stopping is set, but in a "
+        "`for (auto _ : state)` loop Google Benchmark decides the iterations; register the benchmark with "
+        "regionprof::benchmark::register_until_steady to stop on noise");
+    return;
+  }
+  start();
+}
+
+recorder::recorder(::benchmark::State& state, std::string name, recorder_options options, steady_tag)
+    : state_(state), name_(std::move(name)), options_(std::move(options)), steady_(true),
+      holder_(std::make_unique<state_holder>()) {
+  start();
+}
+
+void recorder::start() {
   if (state_.threads() > 1) {
     state_.SkipWithError("regionprof::benchmark::recorder records single-threaded benchmarks only");
     return;
   }
-  if (options_.batch) {
+  if (steady_) {
+    // K comes from the calibration run (measure_until_steady).
+  } else if (options_.batch) {
     batch_ = std::max<std::size_t>(1, *options_.batch);
   } else {
     std::optional<double> previous;
@@ -136,6 +157,69 @@ recorder::recorder(::benchmark::State& state, std::string name, recorder_options
   holder_->capture.emplace();
 }
 
+void recorder::measure_until_steady(const std::function<void()>& body) {
+  if (!holder_->capture) return;  // skipped with an error already
+  const std::function<std::int64_t()> now =
+      options_.clock ? options_.clock : std::function<std::int64_t()>([] { return monotonic_now_ns(); });
+  device_session* device = holder_->device.get();
+  try {
+    // The calibration run: discarded by the analysis (skip_runs = 1), it chooses K. Its first call is
+    // cold (first touches, lazy initialisation) and not counted; the calls after it are, until they have
+    // lasted min_run_ns.
+    if (options_.flush_cache) flush_caches();
+    if (device != nullptr) device->synchronize();
+    std::int64_t calibration_start = 0;
+    std::size_t calls = 0;
+    {
+      const scoped_run marker;
+      body();
+      if (device != nullptr) device->synchronize();
+      calibration_start = now();
+      do {
+        body();
+        ++calls;
+      } while (calls < max_batch && now() - calibration_start < options_.min_run_ns);
+    }
+    if (device != nullptr) device->synchronize();
+    const std::int64_t calibration_ns = now() - calibration_start;
+    batch_ = options_.batch ? std::max<std::size_t>(1, *options_.batch)
+                            : batch_size(static_cast<double>(calibration_ns) / static_cast<double>(calls),
+                                         options_.min_run_ns);
+
+    stopper_.emplace(options_.stopping);
+    std::int64_t measuring_since = 0;  // the first measured run's flush (or start): max_time_s counts from it
+    for (bool first = true;; first = false) {
+      if (first) measuring_since = now();
+      if (options_.flush_cache) flush_caches();
+      if (device != nullptr) device->synchronize();
+      const std::int64_t start = now();
+      {
+        const scoped_run marker;
+        for (std::size_t call = 0; call < batch_; ++call) body();
+      }
+      if (device != nullptr) device->synchronize();
+      const std::int64_t end = now();
+      run_wall_ns_.push_back(end - start);
+      iterations_ += batch_;
+      if (stopper_->add_run(end - start, end - measuring_since)) break;
+    }
+  } catch (const std::exception& e) {
+    abandoned_ = true;
+    state_.SkipWithError(("regionprof: " + name_ + ": the body threw: " + e.what()).c_str());
+    return;
+  } catch (...) {
+    abandoned_ = true;
+    state_.SkipWithError(("regionprof: " + name_ + ": the body threw").c_str());
+    return;
+  }
+  // Google Benchmark's time per iteration: the median run's over K.
+  state_.SetIterationTime(stopper_->median_ns() / 1e9 / static_cast<double>(batch_));
+  const stopping_summary summary = stopper_->summary();
+  state_.counters["regionprof_runs"] = ::benchmark::Counter(static_cast<double>(summary.runs));
+  state_.counters["regionprof_iterations_per_run"] = ::benchmark::Counter(static_cast<double>(batch_));
+  if (summary.noise) state_.counters["regionprof_noise"] = ::benchmark::Counter(*summary.noise);
+}
+
 recorder::~recorder() {
   try {
     finish();
@@ -164,6 +248,7 @@ void recorder::finish() {
   holder_->capture.reset();
   trace t = std::move(captured.data);
   if (holder_->device_started) holder_->device->stop(t);
+  if (abandoned_) return;  // the body threw: the capture is discarded
   holder_->machine.end();
   for (warning& w : holder_->machine.warnings()) t.warnings.push_back(std::move(w));
   t.target_type = "google_benchmark";
@@ -172,7 +257,14 @@ void recorder::finish() {
 
   report_context context;
   context.environment = holder_->machine.environment();
-  const Profile profile(std::move(t), options_.analysis, context);
+  analysis_options analysis = options_.analysis;
+  if (stopper_) {  // register_until_steady: the calibration run is skipped; the stopper's runs remain
+    analysis.skip_runs = 1;
+    t.run_wall_times_ns = run_wall_ns_;
+    context.measured_runs = run_wall_ns_.size();
+    context.stopping = profile_stopping(*stopper_, t.warnings);
+  }
+  const Profile profile(std::move(t), analysis, context);
   profile.write_json(path_);
 
   const analysis_result& result = profile.result();
@@ -180,7 +272,7 @@ void recorder::finish() {
   const double per_iteration = 1.0 / static_cast<double>(iterations_);
   std::int64_t run_cpu_ns = 0;
   for (const run_result& run : result.runs) run_cpu_ns += run.cpu_time_ns;
-  {
+  if (!steady_) {  // the next plain invocation's automatic K
     const std::lock_guard lock(speeds_mutex());
     previous_speeds()[name_] = static_cast<double>(run_cpu_ns) * per_iteration;
   }
@@ -223,6 +315,27 @@ void recorder::finish() {
       rate("_device_items_per_second", work[r].items, work_device[r]);
     }
   }
+}
+
+::benchmark::internal::Benchmark* register_until_steady(std::string name, std::function<void()> body,
+                                                        recorder_options options) {
+  const std::string who = "regionprof::benchmark::register_until_steady";
+  if (!body) throw std::invalid_argument(who + ": the body of '" + name + "' is empty");
+  if (!options.stopping.max_noise) {
+    throw std::invalid_argument(who + ": '" + name + "': set recorder_options::stopping.max_noise (the noise "
+                                "to stop at, a fraction: 0.01 is 1 %)");
+  }
+  validate_stopping_options(options.stopping, who);
+  if (options.analysis.skip_runs != 0) {
+    throw std::invalid_argument(who + ": '" + name + "': analysis.skip_runs must be 0 (the calibration run is "
+                                "the one skipped)");
+  }
+  ::benchmark::internal::Benchmark* registered = ::benchmark::RegisterBenchmark(
+      name.c_str(), [name, body = std::move(body), options = std::move(options)](::benchmark::State& state) {
+        recorder steady(state, name, options, recorder::steady_tag{});
+        for (auto _ : state) steady.measure_until_steady(body);
+      });
+  return registered->Iterations(1)->UseManualTime();
 }
 
 }  // namespace regionprof::benchmark

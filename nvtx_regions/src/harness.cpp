@@ -164,10 +164,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
   for (warning& w : machine.warnings()) t.warnings.push_back(std::move(w));
   const std::size_t measured_runs = spans.size() - 1;
   std::optional<stopping_summary> stopping;
-  if (stopper) {
-    stopping = stopper->summary();
-    if (auto w = noise_target_warning(*stopping)) t.warnings.push_back(std::move(*w));
-  }
+  if (stopper) stopping = profile_stopping(*stopper, t.warnings);
   t.target_type = options.target_type;
   t.target_extra_json = "{" + identity_json_members(identity) + "}";
   t.module_types = options.module_types;

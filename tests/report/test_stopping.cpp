@@ -129,6 +129,46 @@ BOOST_AUTO_TEST_CASE(max_time_stops_before_the_noise_is_defined) {
   BOOST_TEST(noise_target_warning(summary)->message.find("undefined") != std::string::npos);
 }
 
+// The median the noise is relative to: the middle run, or the mean of the two middle ones.
+BOOST_AUTO_TEST_CASE(median_of_the_runs_so_far) {
+  stopping_options options;
+  options.max_noise = 0.0;
+  options.min_runs = 1;
+  options.max_runs = 100;
+  noise_stopper stopper(options);
+  BOOST_TEST(stopper.median_ns() == 0.0);  // no run yet
+  stopper.add_run(130, 0);
+  BOOST_TEST(stopper.median_ns() == 130.0);
+  stopper.add_run(70, 0);
+  BOOST_TEST(stopper.median_ns() == 100.0);  // (70 + 130) / 2
+  stopper.add_run(101, 0);
+  BOOST_TEST(stopper.median_ns() == 101.0);  // {70, 101, 130}
+}
+
+// What a profile gets: the summary, and the warning only at a maximum.
+BOOST_AUTO_TEST_CASE(profile_stopping_adds_the_warning_at_a_maximum) {
+  stopping_options options;
+  options.max_noise = 0.01;
+  options.min_runs = 6;
+  options.max_runs = 6;
+  noise_stopper noisy(options);
+  BOOST_TEST(stop_run(noisy, {50, 150, 50, 150, 50, 150}) == 6u);
+  std::vector<warning> warnings;
+  const stopping_summary at_max = profile_stopping(noisy, warnings);
+  BOOST_TEST((at_max.reason == stop_reason::max_runs));
+  BOOST_TEST(at_max.runs == 6u);
+  BOOST_TEST_REQUIRE(warnings.size() == 1u);
+  BOOST_TEST((warnings[0].code == warning_code::noise_target_not_met));
+  BOOST_TEST(warnings[0].message == noise_target_warning(at_max)->message);
+
+  options.max_noise = 1.0;  // (150 - 50) / 200 = 0.5 is met at run 6
+  noise_stopper quiet(options);
+  BOOST_TEST(stop_run(quiet, {50, 150, 50, 150, 50, 150}) == 6u);
+  const stopping_summary reached = profile_stopping(quiet, warnings);
+  BOOST_TEST((reached.reason == stop_reason::noise_reached));
+  BOOST_TEST(warnings.size() == 1u);  // nothing added
+}
+
 BOOST_AUTO_TEST_CASE(options_are_checked) {
   stopping_options fixed;
   BOOST_CHECK_NO_THROW(validate_stopping_options(fixed, "test"));

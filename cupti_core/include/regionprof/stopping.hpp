@@ -96,6 +96,9 @@ class noise_stopper {
   bool add_run(std::int64_t run_ns, std::int64_t elapsed_ns);
 
   std::size_t runs() const noexcept { return sorted_.size(); }
+  /// The median of the runs so far (ns; the mean of the two middle ones for an even count), 0 for none:
+  /// the median the noise is relative to.
+  double median_ns() const noexcept;
   /// The current summary (reason as of the last add_run() that returned true).
   stopping_summary summary() const;
 
@@ -114,5 +117,14 @@ class noise_stopper {
 /// NOISE_TARGET_NOT_MET (source `nvtx`) when `summary` stopped at a maximum, naming the noise reached and
 /// what to do; nullopt for noise_reached.
 std::optional<warning> noise_target_warning(const stopping_summary& summary);
+
+/// What a profile gets from a finished `stopper` (the harness's and regionprof::benchmark's one way): its
+/// summary, for report_context::stopping, with noise_target_warning() appended to `warnings` when it
+/// stopped at a maximum.
+///
+/// ```
+/// context.stopping = regionprof::profile_stopping(stopper, t.warnings);
+/// ```
+stopping_summary profile_stopping(const noise_stopper& stopper, std::vector<warning>& warnings);
 
 }  // namespace regionprof

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace regionprof {
 namespace {
@@ -45,6 +46,14 @@ std::string percent(double value) {
 
 bool finite_non_negative(double value) { return std::isfinite(value) && value >= 0.0; }
 
+/// The median of ascending `sorted` (the mean of the two middle values for an even count); 0 for none.
+double sorted_median(std::span<const std::int64_t> sorted) noexcept {
+  const std::size_t n = sorted.size();
+  if (n == 0) return 0.0;
+  return n % 2 == 1 ? static_cast<double>(sorted[n / 2])
+                    : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
+}
+
 }  // namespace
 
 std::string_view to_string(stop_reason reason) noexcept {
@@ -79,8 +88,7 @@ std::optional<double> median_noise(std::span<const std::int64_t> sorted) {
   const std::size_t n = sorted.size();
   const std::size_t k = median_ci95_rank(n);
   if (k == 0) return std::nullopt;
-  const double median = n % 2 == 1 ? static_cast<double>(sorted[n / 2])
-                                   : (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2.0;
+  const double median = sorted_median(sorted);
   if (!(median > 0.0)) return std::nullopt;
   const double low = static_cast<double>(sorted[k - 1]);
   const double high = static_cast<double>(sorted[n - k]);
@@ -151,6 +159,8 @@ bool noise_stopper::add_run(std::int64_t run_ns, std::int64_t elapsed_ns) {
   return false;
 }
 
+double noise_stopper::median_ns() const noexcept { return sorted_median(sorted_); }
+
 stopping_summary noise_stopper::summary() const {
   stopping_summary summary;
   summary.runs = sorted_.size();
@@ -169,6 +179,12 @@ std::optional<warning> noise_target_warning(const stopping_summary& summary) {
                      std::to_string(summary.runs) + " measured runs, above max_noise " + percent(summary.target) +
                      ": measuring stopped at " + limit +
                      "; raise " + limit + ", quiet the machine, or accept a larger max_noise"};
+}
+
+stopping_summary profile_stopping(const noise_stopper& stopper, std::vector<warning>& warnings) {
+  stopping_summary summary = stopper.summary();
+  if (auto w = noise_target_warning(summary)) warnings.push_back(std::move(*w));
+  return summary;
 }
 
 }  // namespace regionprof
