@@ -28,6 +28,7 @@
 #include "inject_env.hpp"
 #include "inject_settings.hpp"
 #include "regionprof/process_identity.hpp"
+#include "regionprof/window.hpp"
 #include "report_options.hpp"
 
 #ifndef REGIONPROF_INSTALL_LIBDIR
@@ -329,13 +330,11 @@ std::string reason_unwritten(const output& out, const std::vector<std::pair<std:
 std::vector<output> window_outputs(const std::vector<output>& outputs, const process_identity& identity) {
   std::vector<output> windows;
   for (std::uint64_t k = 0;; ++k) {
-    process_identity at = identity;
-    at.window_index = k;
     std::vector<output> window = outputs;
     bool any = false;
     for (output& out : window) {
-      out.final_path = expand_output_path(out.pattern, at);
-      if (!out.to_stdout) out.shown = expand_output_path(out.shown, at);
+      out.final_path = window_output_path(out.pattern, identity, k);
+      if (!out.to_stdout) out.shown = window_output_path(out.shown, identity, k);
       std::error_code error;
       any = any || fs::exists(partial_path(out.final_path), error);
     }

@@ -56,7 +56,6 @@
 
 #include <boost/json.hpp>
 
-#include "analysis/name_regex.hpp"
 #include "analysis/releasing.hpp"
 #include "collect/collector.hpp"
 #include "inject_env.hpp"
@@ -67,6 +66,7 @@
 #include "regionprof/output.hpp"
 #include "regionprof/process_identity.hpp"
 #include "regionprof/profile.hpp"
+#include "regionprof/window.hpp"
 #include "signal_writer.hpp"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void);
@@ -258,10 +258,10 @@ bool nvtx_path_is_this_library() {
 output_set outputs_of(std::optional<std::uint64_t> window) {
   const settings& config = state().config;
   if (!window) return config.outputs;
-  process_identity identity = config.identity;
-  identity.window_index = *window;
   output_set outputs;
-  for (const auto& [format, pattern] : config.window_patterns) outputs.add(format, expand_output_path(pattern, identity));
+  for (const auto& [format, pattern] : config.window_patterns) {
+    outputs.add(format, window_output_path(pattern, config.identity, *window));
+  }
   outputs.placeholders_expanded = true;
   return outputs;
 }
@@ -293,9 +293,11 @@ void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number
   boost::json::object target{{"command", boost::json::value_from(command_line())}};
   const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
   for (const auto& member : identity.as_object()) target[member.key()] = member.value();
+  std::optional<window_position> position;
   if (window) {
-    target["window"] = *window;
-    target["window_runs"] = *s.config.given.window_runs;
+    position = window_position{*window, *s.config.given.window_runs};
+    const boost::json::value members = boost::json::parse("{" + window_json_members(*position) + "}");
+    for (const auto& member : members.as_object()) target[member.key()] = member.value();
   }
   if (signal_number != 0) {
     const char* name = sigabbrev_np(signal_number);
@@ -308,18 +310,14 @@ void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number
     for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));
     environment = s.machine->environment();
   }
-  analysis_options analysis = s.config.given.report.analysis;
-  std::size_t first_run = 0;
-  if (window && *window > 0) {
-    analysis.skip_runs = 0;
-    first_run = *window * *s.config.given.window_runs;
-  }
+  const analysis_options analysis =
+      position ? window_analysis(s.config.given.report.analysis, *position) : s.config.given.report.analysis;
   const report_context context{analysis.skip_runs, 0, false, {}, {}, {}, {}, std::nullopt, std::move(environment)};
   // Without a Chrome trace to write, the trace's CPU intervals are freed before the result is assembled
   // (as `regionprof analyze` without --trace does; docs/design.md, rule 13).
   const bool events_needed = s.config.given.report.trace_path.has_value();
   analysis_result result = events_needed ? analyze(t, analysis) : detail::analyze_releasing_intervals(t, analysis);
-  for (run_result& run : result.runs) run.run_index += first_run;
+  if (position) number_window_runs(result, *position);
   Profile profile(std::move(t), analysis, context, std::move(result));
   if (!events_needed) profile = std::move(profile).without_events();
   std::ostringstream no_stdout;  // the library never writes to stdout
@@ -328,26 +326,6 @@ void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number
                   report_unwritten(kind_of(file.format), error.reason(), error.what());
                 });
   if (!window || *window == 0) record_summary(profile.result());
-}
-
-/// Whether a range is a run marker under `rule` (the analysis's rule 2 by name and domain), for
-/// capture_session::cut_window.
-run_marker_predicate marker_predicate(const name_rule& rule) {
-  std::shared_ptr<const re2::RE2> regex;
-  if (rule.match == match_kind::regex) {
-    std::string error;
-    regex = detail::compile_name_regex(rule.pattern, error);
-    if (!regex) throw std::invalid_argument("run marker '" + rule.pattern + "': " + error);
-  }
-  return [rule, regex](std::string_view name, std::string_view domain) {
-    if (!rule.domain.empty() && domain != rule.domain) return false;
-    switch (rule.match) {
-      case match_kind::exact: return name == rule.pattern;
-      case match_kind::prefix: return name.starts_with(rule.pattern);
-      case match_kind::regex: return re2::RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *regex);
-    }
-    return false;
-  };
 }
 
 /// True when a range of `t` is a run marker.
@@ -497,7 +475,7 @@ bool start() noexcept {
   if (s.config.given.window_runs) {
     try {
       s.windows = std::make_unique<window_writer>();
-      s.windows->is_marker = marker_predicate(s.config.given.report.analysis.run_marker);
+      s.windows->is_marker = run_marker_predicate_of(s.config.given.report.analysis.run_marker);
       sigset_t all;
       sigset_t old;
       sigfillset(&all);

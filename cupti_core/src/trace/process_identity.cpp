@@ -104,8 +104,9 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
   }
   if (!unique_window && identity.window_index) {
     throw process_identity_error("output path '" + std::string(pattern) +
-                                 "': --window-runs writes one profile per window, and every window would write "
-                                 "this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
+                                 "': --window-runs (window_runs) writes one profile per window, and every window "
+                                 "would write this one file; add %w (the window index) to the path, e.g. "
+                                 "'prof-%w.json'");
   }
   return out;
 }
