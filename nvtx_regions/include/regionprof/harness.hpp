@@ -16,6 +16,7 @@
 #include "regionprof/machine.hpp"
 #include "regionprof/profile.hpp"
 #include "regionprof/stopping.hpp"
+#include "regionprof/warnings.hpp"
 
 namespace regionprof {
 
@@ -37,7 +38,20 @@ struct profile_options {
   /// Also write the Chrome trace here (Perfetto, chrome://tracing). Placeholders expand as in
   /// regionprof::expand_output_path (`%r` rank, `%l` local rank, `%h` host, `%p` pid, `%%`); with a
   /// world size above 1 the path must hold `%r` or `%p` (else std::invalid_argument, before any run).
+  /// With windows, every window writes its own: the path must hold `%w` (the window's index).
   std::optional<std::string> trace_file;
+  /// Windows (docs/design.md, "Long runs: windows"; `regionprof run --window-runs N` for a program): every
+  /// `window_runs` measured runs, the harness analyses them, writes their profile to `window_output` (`%w`
+  /// the window's index, 0, 1, ...) and drops it, so memory stays bounded however many runs are measured.
+  /// The last, partial window is written at the end and returned. Run indices continue across windows
+  /// (window k's first run is k x window_runs; the warm-up runs are in window 0 only); each window's
+  /// report has `target.window` and `target.window_runs`, its own runs' device activity (the device
+  /// session restarts between windows, outside any run's timing) and environment. At least 1; not with
+  /// `stopping.max_noise` (a window is a fixed count of runs).
+  std::optional<std::size_t> window_runs;
+  /// Where each window's JSON report goes (required with window_runs, refused without): a path pattern of
+  /// regionprof::expand_output_path that holds `%w`, e.g. `w/prof-%w.json`.
+  std::optional<std::string> window_output;
   /// Run marker, region rules, cross_thread, row_limit. The harness marks each call with the default
   /// marker; a custom `run_marker` must match exactly one range per call. `skip_runs` is the harness's
   /// own (its internal warm-up run) and must stay 0: use `warmup_runs`.
@@ -46,6 +60,12 @@ struct profile_options {
   device_options device;       ///< CUPTI buffer sizes and cap
   capture_options capture;     ///< NVTX capture memory cap
   std::string target_type = "callable";  ///< report `target.type`
+  /// Report `target.kind` (a lower-case identifier such as `torch_module`), first among `target`'s members;
+  /// empty: none.
+  std::string target_kind;
+  /// Warnings the caller adds to the report (every window's), e.g. the torch adapter's about what it could
+  /// not mark.
+  std::vector<warning> warnings;
   /// Region id -> module type name, reported as `regions[].module_type` (trace::module_types), e.g.
   /// regionprof::torch::instrumentation::module_types(). Regions not listed report "-".
   std::map<std::string, std::string> module_types;
@@ -68,10 +88,15 @@ struct profile_options {
 /// Without a GPU the profile is CPU-only and says why (DEVICE_TRACING_UNAVAILABLE). When another NVTX
 /// tool owns NVTX (NVTX_TOOL_CONFLICT) the runs are timed by the wall clock alone.
 ///
+/// With `window_runs` N, the profile of every N measured runs is written to `window_output` and dropped
+/// as soon as they have run; the call returns the last window's (written too).
+///
 /// Throws:
 /// - std::invalid_argument for measured_runs == 0, an empty workload, analysis.skip_runs != 0, an
 ///   invalid rule (regionprof::validate_name_rule) or invalid stopping options
-///   (regionprof::validate_stopping_options), before the workload runs;
+///   (regionprof::validate_stopping_options), window_runs 0, window_runs with stopping.max_noise or
+///   without window_output, window_output without window_runs, a window_output or trace_file without
+///   `%w` under windows, a target_kind that is not a lower-case identifier, before the workload runs;
 /// - std::logic_error when another profile or capture session is active in the process;
 /// - std::runtime_error starting with `RUN_COUNT_MISMATCH` when the run-marker rule finds a number of
 ///   measured runs other than measured_runs (a custom rule must match exactly one range per call). When
@@ -86,6 +111,12 @@ struct profile_options {
 /// regionprof::Profile result = regionprof::profile([&] { model.forward(input); }, options);
 /// std::cout << result.markdown();
 /// result.write_json("profile.json");
+///
+/// regionprof::profile_options windows;  // 25 runs in windows of 10: w/prof-0.json (runs 0-9),
+/// windows.measured_runs = 25;           // w/prof-1.json (10-19), w/prof-2.json (20-24, returned)
+/// windows.window_runs = 10;
+/// windows.window_output = "w/prof-%w.json";
+/// regionprof::Profile last = regionprof::profile([&] { model.forward(input); }, windows);
 /// ```
 Profile profile(const std::function<void()>& workload, const profile_options& options = {});
 
