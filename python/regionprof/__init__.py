@@ -6,7 +6,8 @@ The native core (the NVTX capture, CUPTI, the analysis and the reports) is compi
 - :func:`regionprof.torch.profile` profiles a torch model, every module a region (a drop-in for
   AITune's ``runtime_profile``),
 - :func:`profile` profiles any callable, :func:`region` marks a region,
-- :func:`analyze` reads a torch.profiler trace.
+- :func:`analyze` reads a torch.profiler trace,
+- :func:`run` profiles a program from outside (``regionprof run``) and reads its profiles back.
 
 ```
 import regionprof
@@ -46,12 +47,13 @@ _point_nvtx_at_extension()
 
 from regionprof._native import TraceError  # noqa: E402
 from regionprof._api import JobProfile, Profile, analyze, load, profile, region  # noqa: E402
+from regionprof._command import run  # noqa: E402
 from regionprof.distributed import gather  # noqa: E402
 
 if TYPE_CHECKING:
     from regionprof import torch as torch
 
-__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "region", "torch", "JobProfile", "gather"]
+__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "region", "run", "torch", "JobProfile", "gather"]
 from regionprof._native import __version__  # noqa: E402  (CMakeLists.txt's project VERSION)
 
 

@@ -287,15 +287,15 @@ def _check_options(*, warmup_runs: int, measured_runs: int, row_limit: int, **fl
         _check_bool(name, value)
 
 
-def _prepare_output(path: Optional[StrPath], name: str) -> Optional[Path]:
-    """The resolved output file for ``path`` (``~`` and the placeholders %r %l %h %p expanded), its
-    directory created and the file checked writable, so a bad path fails before the first run. Raises
-    TypeError / ValueError / OSError naming ``name``."""
+def _prepare_output(path: Optional[StrPath], name: str, window: Optional[int] = None) -> Optional[Path]:
+    """The resolved output file for ``path`` (``~`` and the placeholders %r %l %h %p expanded; with
+    ``window``, that window's, ``%w`` required), its directory created and the file checked writable, so a
+    bad path fails before the first run. Raises TypeError / ValueError / OSError naming ``name``."""
     if path is None:
         return None
     text = os.fspath(_check_path(name, path))
     try:
-        expanded = _native.expand_output_path(os.path.expanduser(text))
+        expanded = _native.expand_output_path(os.path.expanduser(text), window)
     except ValueError as e:
         raise ValueError(f"{name}: {e}") from None
     resolved = Path(expanded).resolve()
@@ -311,12 +311,37 @@ def _prepare_output(path: Optional[StrPath], name: str) -> Optional[Path]:
     return resolved
 
 
+def _windows(window_runs: Any, window_output: Any) -> Optional[Tuple[Optional[int], Optional[str]]]:
+    """``(window_runs, window_output pattern)`` for the native harness, None without windows. Types are
+    checked here; the harness refuses what cannot be (``window_runs=0``, with ``max_noise``, without
+    ``window_output`` or the reverse, a pattern without ``%w``: ValueError saying what to change). The
+    directory of window 0's file is created."""
+    if window_runs is not None:
+        _check_int("window_runs", window_runs)
+    if window_output is None:
+        return None if window_runs is None else (window_runs, None)
+    text = os.path.expanduser(os.fspath(_check_path("window_output", window_output)))
+    if window_runs is not None and window_runs > 0:
+        _prepare_output(text, "window_output", window=0)
+    return (window_runs, text)
+
+
+def _prepare_trace_file(path: Optional[StrPath], windows: Optional[Tuple[Optional[int], Optional[str]]]) -> Any:
+    """The trace file: without windows the resolved file (_prepare_output); with them the pattern (``%w``
+    required, checked and its window 0's directory created), written by the harness window by window."""
+    if windows is None or path is None:
+        return _prepare_output(path, "trace_file")
+    text = os.path.expanduser(os.fspath(_check_path("trace_file", path)))
+    _prepare_output(text, "trace_file", window=0)
+    return text
+
+
 def _run_native(
     workload: Callable[[], Any],
     *,
     warmup_runs: int,
     measured_runs: int,
-    trace_file: Optional[Path],
+    trace_file: "Optional[Path | str]",
     regions: Optional[Sequence[str]],
     cross_thread: bool,
     row_limit: int,
@@ -330,38 +355,48 @@ def _run_native(
     graph_attribution: str = "capture",
     stopping: Optional[Dict[str, Any]] = None,
     flush_cache: bool = False,
+    windows: Optional[Tuple[Optional[int], Optional[str]]] = None,
 ) -> Profile:
     """The one call into the native harness (shared by profile() and regionprof.torch.profile()).
-    ``trace_file``: from _prepare_output; written after the report extras are added."""
+    ``trace_file``: from _prepare_trace_file; without windows written here, once the profile is made,
+    with windows (a pattern) by the harness, one per window. ``target_kind`` and ``extra_warnings`` go into
+    the report (every window's)."""
     if regions is not None:
         regions = _rules("regions", regions)
+    window_runs, window_output = windows if windows is not None else (None, None)
 
     def call() -> None:
         workload()
 
     native = _native.profile(
         call,
-        warmup_runs,
-        measured_runs,
-        None,
-        regions,
-        cross_thread,
-        row_limit,
-        device_tracing,
-        target_type,
-        dict(module_types or {}),
-        input_shape[0],
-        list(input_shape[1]),
-        uses_inference_function,
-        graph_attribution,
+        warmup_runs=warmup_runs,
+        measured_runs=measured_runs,
+        trace_file=trace_file if windows is not None else None,
+        regions=regions,
+        cross_thread=cross_thread,
+        row_limit=row_limit,
+        device_tracing=device_tracing,
+        target_type=target_type,
+        module_types=dict(module_types or {}),
+        args_count=input_shape[0],
+        kwargs=list(input_shape[1]),
+        uses_inference_function=uses_inference_function,
+        graph_attribution=graph_attribution,
         flush_cache=flush_cache,
+        window_runs=window_runs,
+        window_output=window_output,
+        target_kind=target_kind,
+        warnings=list(extra_warnings),
         **(stopping or {}),
     )
-    if target_kind or extra_warnings:
-        native = _native.with_report_extras(native, target_kind, list(extra_warnings))
-    if trace_file is not None:
+    if trace_file is None:
+        return Profile(native, None)
+    if windows is None:
         native.write_trace(str(trace_file))
-    return Profile(native, trace_file)
+        return Profile(native, Path(trace_file))  # resolved by _prepare_output
+    last_window = json.loads(native.json())["target"]["window"]
+    return Profile(native, Path(_native.expand_output_path(str(trace_file), last_window)).resolve())
 
 
 def _rules(name: str, rules: Any) -> List[str]:
@@ -390,6 +425,8 @@ def profile(
     min_time_s: Optional[float] = None,
     max_time_s: Optional[float] = None,
     flush_cache: bool = False,
+    window_runs: Optional[int] = None,
+    window_output: Optional[StrPath] = None,
 ) -> Profile:
     """Profiles ``fn()`` with the native harness: ``warmup_runs`` unrecorded calls, one recorded
     warm-up that is discarded, then ``measured_runs`` calls, each inside the run marker
@@ -411,12 +448,22 @@ def profile(
     to the region that captured them, ``"launch"`` to the region around the launch (docs/design.md,
     rule 15); anything else raises ValueError.
 
+    Windows (docs/design.md, "Long runs: windows"): with ``window_runs`` N, every N measured runs are
+    analysed, written to ``window_output`` (a path with ``%w``, the window's index) and dropped, so memory
+    stays bounded however many runs are measured; the last, partial window is written at the end and
+    returned. Run indices continue across windows (window k's first run is k N; warm-up runs only in
+    window 0) and each report has ``target.window`` and ``target.window_runs``. A ``trace_file`` then
+    needs ``%w`` too (one per window). ValueError for ``window_runs=0``, ``window_runs`` with
+    ``max_noise`` or without ``window_output``, and a ``window_output`` without ``%w``.
+
     ```
     def step():
         with regionprof.region("parse"):
             parse()
         transform()
     print(regionprof.profile(step, measured_runs=5).markdown())
+    last = regionprof.profile(step, measured_runs=25, window_runs=10, window_output="w/prof-%w.json")
+    # w/prof-0.json (runs 0-9), w/prof-1.json (10-19), w/prof-2.json (20-24): last.data is window 2's
     ```
     """
     if not callable(fn):
@@ -425,11 +472,12 @@ def profile(
                    cross_thread=cross_thread, device_tracing=device_tracing, flush_cache=flush_cache)
     stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
                          max_time_s=max_time_s)
+    windows = _windows(window_runs, window_output)
     return _run_native(
         fn,
         warmup_runs=warmup_runs,
         measured_runs=measured_runs,
-        trace_file=_prepare_output(trace_file, "trace_file"),
+        trace_file=_prepare_trace_file(trace_file, windows),
         regions=regions,
         cross_thread=cross_thread,
         row_limit=row_limit,
@@ -439,6 +487,7 @@ def profile(
         graph_attribution=graph_attribution,
         stopping=stopping,
         flush_cache=flush_cache,
+        windows=windows,
     )
 
 

@@ -21,7 +21,7 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
     ) from _error
 
 from regionprof import _native
-from regionprof._api import Profile, StrPath, _check_options, _prepare_output, _run_native, _stopping
+from regionprof._api import Profile, StrPath, _check_options, _prepare_trace_file, _run_native, _stopping, _windows
 
 __all__ = ["profile", "discover", "ModuleRegion"]
 
@@ -396,6 +396,8 @@ def profile(
     min_time_s: Optional[float] = None,
     max_time_s: Optional[float] = None,
     flush_cache: bool = False,
+    window_runs: Optional[int] = None,
+    window_output: Optional[StrPath] = None,
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
 
@@ -414,7 +416,8 @@ def profile(
     raises (the exception propagates). ``trace_file``: also write the Chrome trace there (its directory
     is created, and the file is checked writable before the first run; nothing is written by default).
     ``cross_thread``, ``row_limit``, ``device_tracing``, and stopping on noise (``max_noise``,
-    ``min_runs``, ``max_runs``, ``min_time_s``, ``max_time_s``) and cold runs (``flush_cache``): as for
+    ``min_runs``, ``max_runs``, ``min_time_s``, ``max_time_s``), cold runs (``flush_cache``) and windows
+    (``window_runs``, ``window_output``: a profile written every N runs, the last returned): as for
     :func:`regionprof.profile`.
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
@@ -432,6 +435,7 @@ def profile(
                    flush_cache=flush_cache)
     stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
                          max_time_s=max_time_s)
+    windows = _windows(window_runs, window_output)
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
     args, kwargs = _split_input(input_data)
@@ -450,7 +454,7 @@ def profile(
                          "run inside its compiled code and are not regions; the runs' time is in their residual. "
                          "Compile the model or its blocks instead, and pass an eager inference_function.")]
         regions = []
-    trace_path = _prepare_output(trace_file, "trace_file")
+    trace_path = _prepare_trace_file(trace_file, windows)
 
     def workload() -> None:
         with torch.no_grad():
@@ -476,6 +480,7 @@ def profile(
             uses_inference_function=inference_function is not None,
             stopping=stopping,
             flush_cache=flush_cache,
+            windows=windows,
         )
     finally:
         instrumentation.remove()

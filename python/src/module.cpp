@@ -11,6 +11,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -32,6 +33,7 @@
 #include "regionprof/profile_reader.hpp"
 #include "regionprof/regions.h"
 #include "regionprof/regions.hpp"
+#include "regionprof/warnings.hpp"
 #include "profile_extras.hpp"
 #include "region_wrapper.hpp"
 
@@ -74,7 +76,9 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
                                 const std::string& graph_attribution, std::optional<double> max_noise,
                                 std::optional<std::size_t> min_runs, std::optional<std::size_t> max_runs,
                                 std::optional<double> min_time_s, std::optional<double> max_time_s,
-                                bool flush_cache) {
+                                bool flush_cache, std::optional<std::size_t> window_runs,
+                                std::optional<std::string> window_output, std::string target_kind,
+                                const std::vector<std::pair<std::string, std::string>>& warnings) {
   regionprof::profile_options options;
   options.warmup_runs = warmup_runs;
   options.measured_runs = measured_runs;
@@ -90,6 +94,14 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
   options.input = {args_count, std::move(kwargs)};
   options.stopping = {max_noise, min_runs, max_runs, min_time_s, max_time_s};  // docs/design.md, rule 16
   options.flush_cache = flush_cache;
+  options.window_runs = window_runs;
+  options.window_output = std::move(window_output);
+  options.target_kind = std::move(target_kind);
+  for (const auto& [code_text, message] : warnings) {
+    const auto code = regionprof::warning_code_from_string(code_text);
+    if (!code) throw std::invalid_argument("unknown warning code '" + code_text + "'");
+    options.warnings.push_back({*code, regionprof::warning_source::nvtx, message});
+  }
   return regionprof::profile([&workload] { workload(); }, options);
 }
 
@@ -144,7 +156,11 @@ NB_MODULE(_native, m) {
         nb::arg("max_noise").none() = nb::none(), nb::arg("min_runs").none() = nb::none(),
         nb::arg("max_runs").none() = nb::none(), nb::arg("min_time_s").none() = nb::none(),
         nb::arg("max_time_s").none() = nb::none(), nb::arg("flush_cache") = false,
-        "regionprof::profile over a Python callable (called with no arguments, GIL held).");
+        nb::arg("window_runs").none() = nb::none(), nb::arg("window_output").none() = nb::none(),
+        nb::arg("target_kind") = "", nb::arg("warnings") = std::vector<std::pair<std::string, std::string>>{},
+        "regionprof::profile over a Python callable (called with no arguments, GIL held); with window_runs, "
+        "every window's profile is written to window_output (%w) and the last one returned; target_kind "
+        "and (code, message) warnings go into the report (every window's).");
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
         nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("skip_runs") = 0, nb::arg("graph_attribution") = "capture",
         "Imports a torch.profiler (Kineto) trace and analyses it (skip_runs: warm-up runs left out).");
