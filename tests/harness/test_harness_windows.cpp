@@ -140,6 +140,29 @@ BOOST_AUTO_TEST_CASE(every_window_writes_its_trace_file) {
   BOOST_TEST(!fs::exists(tmp.dir / "t-2.json"));
 }
 
+// The caller's target kind and warnings are in every window's report (Python's torch adapter sets them).
+BOOST_AUTO_TEST_CASE(the_target_kind_and_the_callers_warnings_are_in_every_window) {
+  const scratch tmp;
+  profile_options options = quick(0, 3);
+  options.window_runs = 2;
+  options.window_output = (tmp.dir / "k-%w.json").string();
+  options.target_kind = "torch_module";
+  options.warnings = {{warning_code::compiled_modules, warning_source::nvtx, "2 module(s) run inside compiled code"}};
+  regionprof::profile([] {}, options);
+  for (const char* name : {"k-0.json", "k-1.json"}) {
+    const boost::json::object report = read_json(tmp.dir / name);
+    BOOST_TEST(report.at("target").at("kind").as_string() == "torch_module");
+    bool found = false;
+    for (const boost::json::value& w : report.at("warnings").as_array()) {
+      found = found || (w.at("code").as_string() == "COMPILED_MODULES" &&
+                        w.at("message").as_string() == "2 module(s) run inside compiled code");
+    }
+    BOOST_TEST(found, name);
+  }
+  options.target_kind = "Torch Module";
+  BOOST_CHECK_THROW(regionprof::profile([] {}, options), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(windows_refuse_what_cannot_be_before_any_run) {
   profile_options options = quick(0, 5);
   options.window_runs = 0;
