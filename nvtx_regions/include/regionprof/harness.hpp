@@ -45,8 +45,8 @@ struct profile_options {
   /// the window's index, 0, 1, ...) and drops it, so memory stays bounded however many runs are measured.
   /// The last, partial window is written at the end and returned. Run indices continue across windows
   /// (window k's first run is k x window_runs; the warm-up runs are in window 0 only); each window's
-  /// report has `target.window` and `target.window_runs`, its own runs' device activity (the device
-  /// session restarts between windows, outside any run's timing) and environment. At least 1; not with
+  /// report has `target.window` and `target.window_runs`, its own runs' device activity (a fresh device
+  /// session starts at each cut, outside any run's timing) and environment. At least 1; not with
   /// `stopping.max_noise` (a window is a fixed count of runs).
   std::optional<std::size_t> window_runs;
   /// Where each window's JSON report goes (required with window_runs, refused without): a path pattern of
