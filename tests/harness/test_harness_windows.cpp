@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -71,6 +72,7 @@ BOOST_AUTO_TEST_CASE(twenty_five_runs_in_windows_of_ten_write_three_profiles) {
       options);
   BOOST_TEST(calls == 2 + 1 + 25);
   const std::size_t sizes[] = {10, 10, 5};
+  std::vector<bool> device_unavailable;  // each window's own device session says so for itself
   for (std::size_t w = 0; w < 3; ++w) {
     const fs::path path = tmp.dir / ("w-" + std::to_string(w) + ".json");
     BOOST_REQUIRE_MESSAGE(fs::exists(path), path);
@@ -82,6 +84,11 @@ BOOST_AUTO_TEST_CASE(twenty_five_runs_in_windows_of_ten_write_three_profiles) {
     const boost::json::object& config = report.at("config").as_object();
     BOOST_TEST(config.at("warmup_runs").to_number<std::size_t>() == (w == 0 ? 2u : 0u));
     BOOST_TEST(config.at("measured_runs").to_number<std::size_t>() == sizes[w]);
+    bool unavailable = false;
+    for (const boost::json::value& warning : report.at("warnings").as_array()) {
+      unavailable = unavailable || warning.at("code").as_string() == "DEVICE_TRACING_UNAVAILABLE";
+    }
+    device_unavailable.push_back(unavailable);
     const boost::json::array& runs = report.at("runs").as_array();
     BOOST_REQUIRE_EQUAL(runs.size(), sizes[w]);
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -94,6 +101,8 @@ BOOST_AUTO_TEST_CASE(twenty_five_runs_in_windows_of_ten_write_three_profiles) {
     }
   }
   BOOST_TEST(!fs::exists(tmp.dir / "w-3.json"));
+  BOOST_TEST(device_unavailable[1] == device_unavailable[0]);
+  BOOST_TEST(device_unavailable[2] == device_unavailable[0]);
   // The call returns the last window, as written.
   BOOST_REQUIRE_EQUAL(last.result().runs.size(), 5u);
   BOOST_TEST(last.result().runs.front().run_index == 20u);
