@@ -70,8 +70,10 @@ output_paths paths_of(const profile_options& options, const process_identity& id
   return paths;
 }
 
+/// A report `target.kind`: lower-case letters and `_` (written into the target's JSON as it is).
 bool is_identifier(const std::string& text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
 }
 
 void check_options(const std::function<void()>& workload, const profile_options& options) {
@@ -297,7 +299,8 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
         if (cut) {
           captured = std::move(*cut);
         } else if (std::string conflict = nvtx_tool_conflict(); !conflict.empty()) {
-          captured.data.warnings.push_back({warning_code::nvtx_tool_conflict, warning_source::nvtx, std::move(conflict)});
+          captured.data.warnings.push_back(
+              {warning_code::nvtx_tool_conflict, warning_source::nvtx, std::move(conflict)});
         }
         stop_device(captured.data);
         machine.end();

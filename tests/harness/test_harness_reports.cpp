@@ -161,4 +161,36 @@ BOOST_AUTO_TEST_CASE(another_nvtx_tool_leaves_wall_clock_runs) {
   BOOST_TEST(conflict);
 }
 
+// Windows without the capture: each window's runs come from the wall clock, numbered on, and each
+// window says why (NVTX_TOOL_CONFLICT).
+BOOST_AUTO_TEST_CASE(another_nvtx_tool_leaves_wall_clock_windows) {
+  const auto dir = std::filesystem::temp_directory_path() / ("regionprof_harness_windows_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto result = run_child({HARNESS_CHILD, (dir / "w-%w.json").string()},
+                                {.env = {std::string("NVTX_INJECTION64_PATH=") + OTHER_NVTX_TOOL}});
+  BOOST_REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+  const std::size_t sizes[] = {3, 1};
+  for (std::size_t w = 0; w < 2; ++w) {
+    std::ifstream file(dir / ("w-" + std::to_string(w) + ".json"));
+    std::stringstream text;
+    text << file.rdbuf();
+    BOOST_REQUIRE_MESSAGE(!text.str().empty(), "window " << w);
+    const boost::json::object report = boost::json::parse(text.str()).as_object();
+    BOOST_TEST(report.at("target").at("window").to_number<std::size_t>() == w);
+    const boost::json::array& runs = report.at("runs").as_array();
+    BOOST_REQUIRE_EQUAL(runs.size(), sizes[w]);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      BOOST_TEST(runs[i].at("run_index").to_number<std::size_t>() == w * 3 + i);
+      BOOST_TEST(number(runs[i].at("timing").at("wall_time_us")) >= 2000.0);
+    }
+    bool conflict = false;
+    for (const boost::json::value& warning : report.at("warnings").as_array()) {
+      conflict = conflict || warning.at("code").as_string() == "NVTX_TOOL_CONFLICT";
+    }
+    BOOST_TEST(conflict, "window " << w);
+  }
+  BOOST_TEST(!std::filesystem::exists(dir / "w-2.json"));
+  std::filesystem::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
