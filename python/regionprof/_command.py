@@ -182,8 +182,8 @@ def run(
         sys.stdout.flush()
         sys.stderr.flush()
         tail: Deque[str] = collections.deque(maxlen=20)
-        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=_environment()) as child:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8",
+                              errors="replace", env=_environment()) as child:
             relays = [threading.Thread(target=_relay, args=(child.stdout, sys.stdout, None), daemon=True),
                       threading.Thread(target=_relay, args=(child.stderr, sys.stderr, tail), daemon=True)]
             for relay in relays:
