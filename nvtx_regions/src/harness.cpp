@@ -135,7 +135,8 @@ void add_wall_clock_markers(trace& t, const std::vector<run_span>& spans) {
 /// The profile of what was captured: every run (no windows) or window `window`'s runs. `spans` are its
 /// runs' wall times, window 0's (or the whole profile's) first being the internal warm-up. Checks the run
 /// count (RUN_COUNT_MISMATCH) and writes the outputs: with windows the window's JSON report, and the
-/// trace file when one is asked for. `stopper`: the noise stopper of the last window (null otherwise).
+/// trace file when one is asked for. `stopper`: the noise stopper (null for a window: windows do not
+/// stop on noise).
 Profile finish(capture_result captured, const std::vector<run_span>& spans, const machine_probe& machine,
                const noise_stopper* stopper, const process_identity& identity, const profile_options& options,
                const std::optional<window_position>& window) {
