@@ -157,6 +157,32 @@ BOOST_AUTO_TEST_CASE(a_record_with_an_id_of_a_written_window_is_late) {
   BOOST_TEST(warnings[0].code == warning_code::late_device_records);
 }
 
+BOOST_AUTO_TEST_CASE(the_buffers_of_a_cut_go_back_to_the_pool) {
+  // small_pool() has 4 buffers: three cuts of 4 full buffers each only fit if every cut hands its
+  // buffers back (else the 5th request is refused and its records dropped).
+  auto backend = std::make_unique<fake_backend>();
+  fake_backend* spy = backend.get();
+  auto session = collect::make_device_session(small_pool(), std::move(backend));
+  session->start();
+  std::uint32_t id = 1;
+  for (int window = 0; window < 3; ++window) {
+    for (int b = 0; b < 4; ++b, ++id) {
+      record_buffer buffer;
+      buffer.add(launch_call(id, 1000 * id)).add(kernel(id, 1000 * id + 200, 1000 * id + 300, "k"));
+      spy->add(buffer);
+    }
+    trace t;
+    session->cut_window(t, 1000 * static_cast<std::int64_t>(id));  // after this window's 4 launches
+    BOOST_TEST(t.device_ops.size() == 4u);
+    BOOST_TEST(t.warnings.empty());
+  }
+  trace last;
+  session->stop(last);
+  BOOST_TEST(last.device_ops.empty());
+  BOOST_TEST(warnings_with(last, warning_code::dropped_device_records).empty());
+  BOOST_TEST(warnings_with(last, warning_code::late_device_records).empty());
+}
+
 BOOST_AUTO_TEST_CASE(without_windows_stop_is_unchanged) {
   // No cut_window: stop() decodes everything into the one trace, and nothing is late.
   record_buffer buffer;

@@ -115,9 +115,12 @@ class cupti_session final : public device_session {
       activity_decoder records = windows_->take_window(cut_ns, clock, false);
       records.append_to(out, clock, window);  // graph replays: linked to their capture in the last window only
       out.device_tracing = true;
-      collection_stats stats;
-      if (!flushed.ok()) stats.flush_error = flushed.message;
-      for (warning& item : collection_warnings(records.counts(), {}, stats)) out.warnings.push_back(std::move(item));
+      for (warning& item : collection_warnings(records.counts(), {}, {})) out.warnings.push_back(std::move(item));
+      if (!flushed.ok()) {
+        out.warnings.push_back({warning_code::dropped_device_records, warning_source::cupti,
+                                "the flush at this window's cut failed (" + flushed.message +
+                                    "); records CUPTI still held come with a later window, or late"});
+      }
     } catch (...) {
       out.warnings.push_back({warning_code::dropped_device_records, warning_source::cupti,
                               "this window's device activity could not be collected (out of memory)"});
