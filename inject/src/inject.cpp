@@ -372,8 +372,9 @@ std::optional<std::int64_t> last_run_end_ns(const trace& t, const run_marker_pre
 
 /// A window's device activity (docs/design.md, "Long runs: windows"): what CUPTI has handed back of the
 /// launches made before the window's cut (device_session::cut_window), or a warning saying why the
-/// window has none. `collect` false: a fault signal's write, which never calls into CUPTI.
-void device_of_window(trace& t, const run_marker_predicate& is_marker, bool collect) {
+/// window has none. `collect` false: a fault signal's write, which never calls into CUPTI; `at_exit`: the
+/// windows the exit's write cuts, just before the device session stops (a forced flush).
+void device_of_window(trace& t, const run_marker_predicate& is_marker, bool collect, bool at_exit) {
   injected& s = state();
   if (!s.device_started.load()) {
     t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
@@ -388,13 +389,13 @@ void device_of_window(trace& t, const run_marker_predicate& is_marker, bool coll
                           "the program died of a fault signal: this window's device activity was not collected (a "
                           "fault handler never calls into CUPTI)"});
   } else if (const std::optional<std::int64_t> cut = last_run_end_ns(t, is_marker)) {
-    s.device->cut_window(t, *cut);
+    s.device->cut_window(t, *cut, at_exit);
   }
 }
 
 /// Cuts and writes every window whose runs have all closed, each with its device activity unless
-/// `faulted`. `w.mutex` is held. Never throws.
-void write_complete_windows(window_writer& w, bool faulted = false) noexcept {
+/// `faulted`; `at_exit`: from the exit's (or a signal's) write. `w.mutex` is held. Never throws.
+void write_complete_windows(window_writer& w, bool at_exit, bool faulted) noexcept {
   injected& s = state();
   const inject_settings& given = s.config.given;
   try {
@@ -403,7 +404,7 @@ void write_complete_windows(window_writer& w, bool faulted = false) noexcept {
       const std::size_t runs = *given.window_runs + (w.next_window == 0 ? given.report.analysis.skip_runs : 0);
       std::optional<capture_result> window = s.capture->cut_window(runs, w.is_marker);
       if (!window) return;
-      device_of_window(window->data, w.is_marker, !faulted);
+      device_of_window(window->data, w.is_marker, !faulted, at_exit);
       write_trace(std::move(window->data), w.next_window++, 0);
     }
   } catch (const std::exception& e) {
@@ -425,7 +426,7 @@ void write_profile(int signal_number) noexcept {
       no_more_windows = std::unique_lock(s.windows->mutex);  // waits for a window being written
       s.windows->stopping = true;
       s.windows->wake.notify_all();
-      write_complete_windows(*s.windows, faulted);  // those the thread has not cut yet: the rest is the last one
+      write_complete_windows(*s.windows, true, faulted);  // those the thread has not cut: the rest is the last
       window = s.windows->next_window;
     }
     capture_result captured = s.capture->stop();
@@ -472,7 +473,7 @@ void cut_windows() noexcept {
   std::unique_lock lock(w.mutex);
   while (!w.stopping) {
     w.wake.wait_for(lock, std::chrono::milliseconds(10));
-    if (!w.stopping) write_complete_windows(w);
+    if (!w.stopping) write_complete_windows(w, false, false);
   }
 }
 

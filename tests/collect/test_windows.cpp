@@ -79,7 +79,9 @@ BOOST_AUTO_TEST_CASE(two_windows_each_get_the_device_ops_of_their_launches) {
   session->start();
 
   trace window0;
-  session->cut_window(window0, 5000);
+  session->cut_window(window0, 5000, false);
+  BOOST_TEST(spy->unforced_flushes == 1);  // a window thread's cut does not force CUPTI's buffers
+  BOOST_TEST(spy->synchronizations == 0);
   BOOST_TEST(window0.device_tracing);
   BOOST_TEST(op_names(window0) == (names{"k_window0"}), boost::test_tools::per_element());
   BOOST_TEST(call_ids(window0) == (ids{1, 3}), boost::test_tools::per_element());
@@ -172,7 +174,7 @@ BOOST_AUTO_TEST_CASE(the_buffers_of_a_cut_go_back_to_the_pool) {
       spy->add(buffer);
     }
     trace t;
-    session->cut_window(t, 1000 * static_cast<std::int64_t>(id));  // after this window's 4 launches
+    session->cut_window(t, 1000 * static_cast<std::int64_t>(id), false);  // after this window's 4 launches
     BOOST_TEST(t.device_ops.size() == 4u);
     BOOST_TEST(t.warnings.empty());
   }
@@ -181,6 +183,23 @@ BOOST_AUTO_TEST_CASE(the_buffers_of_a_cut_go_back_to_the_pool) {
   BOOST_TEST(last.device_ops.empty());
   BOOST_TEST(warnings_with(last, warning_code::dropped_device_records).empty());
   BOOST_TEST(warnings_with(last, warning_code::late_device_records).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_cut_at_exit_waits_for_the_device_and_forces_the_flush) {
+  record_buffer buffer;
+  buffer.add(launch_call(1, 1000)).add(kernel(1, 2000, 2500, "k"));
+  auto backend = std::make_unique<fake_backend>(std::vector{buffer});
+  fake_backend* spy = backend.get();
+  auto session = collect::make_device_session(small_pool(), std::move(backend));
+  session->start();
+  trace t;
+  session->cut_window(t, 5000, true);
+  BOOST_TEST(spy->synchronizations == 1);
+  BOOST_TEST(spy->flushes == 1);
+  BOOST_TEST(spy->unforced_flushes == 0);
+  BOOST_TEST(op_names(t) == (names{"k"}), boost::test_tools::per_element());
+  trace last;
+  session->stop(last);
 }
 
 BOOST_AUTO_TEST_CASE(without_windows_stop_is_unchanged) {

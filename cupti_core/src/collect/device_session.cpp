@@ -99,10 +99,11 @@ class cupti_session final : public device_session {
     if (status_.ok()) (void)l2_.flush();
   }
 
-  void cut_window(trace& out, std::int64_t cut_ns) noexcept override {
+  void cut_window(trace& out, std::int64_t cut_ns, bool at_exit) noexcept override {
     if (!collecting_) return;
     try {
-      const backend_status flushed = backend_->flush_completed();
+      if (at_exit) backend_->synchronize_device();
+      const backend_status flushed = at_exit ? backend_->flush() : backend_->flush_completed();
       buffer_pool& pool = buffer_pool::instance();
       const std::vector<completed_buffer> buffers = pool.take_completed();
       if (!windows_) windows_.emplace(*backend_);
