@@ -96,7 +96,8 @@ json::object throughput_object(const report_detail::throughput& figures) {
   return object;
 }
 
-json::object run_object(const run_result& run, const analysis_result& result, std::optional<double> peak_bytes_per_second) {
+json::object run_object(const run_result& run, const analysis_result& result,
+                        std::optional<double> peak_bytes_per_second) {
   json::object timing;
   timing["wall_time_us"] = us(run.wall_time_ns);
   timing["cpu_time_us"] = us(run.cpu_time_ns);
