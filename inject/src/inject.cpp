@@ -17,8 +17,10 @@
 // Windows (REGIONPROF_WINDOW_RUNS=N, `regionprof run --window-runs N`; docs/capture.md, "Windows"): a
 // thread of the library (every signal blocked) cuts the capture every 10 ms (capture_session::cut_window)
 // and, each time N more runs have closed, analyses and writes them as one profile (`%w` in the paths is
-// the window's index) and drops them; the exit's write is the last, partial window. The program's threads
-// take no lock for this. A mutex serialises the windows with the exit's (or a signal's) write.
+// the window's index) and drops them, with the device activity CUPTI has handed back of the launches
+// made before the cut (device_session::cut_window); the exit's write is the last, partial window. The
+// program's threads take no lock for this. A mutex serialises the windows with the exit's (or a
+// signal's) write.
 //
 // It never writes to stdout; its own problems go to stderr, prefixed `regionprof:`, and only while fd 2 is
 // still the file it was when the library loaded (a program that closed stderr and reused fd 2 for a file
@@ -335,23 +337,43 @@ bool has_run_marker(const trace& t, const run_marker_predicate& is_marker) {
   });
 }
 
-/// A window before the last has no device activity of its own: CUPTI's records are collected at exit, so
-/// they all go to the last window. Says so in the window's profile.
-void note_device_of_window(trace& t) {
+/// The end of the last run marker of `t` (a window: the cut), ns; nullopt without one.
+std::optional<std::int64_t> last_run_end_ns(const trace& t, const run_marker_predicate& is_marker) {
+  std::optional<std::int64_t> end;
+  for (const cpu_interval& i : t.intervals) {
+    if (is_marker(t.strings.view(i.name), t.strings.view(t.domains.at(i.domain)))) {
+      end = std::max(end.value_or(i.end_ns), i.end_ns);
+    }
+  }
+  return end;
+}
+
+/// A window's device activity (docs/design.md, "Long runs: windows"): what CUPTI has handed back of the
+/// launches made before the window's cut (device_session::cut_window), or a warning saying why the
+/// window has none. `collect` false: a fault signal's write, which never calls into CUPTI; `at_exit`: the
+/// windows the exit's write cuts, just before the device session stops (a forced flush).
+void device_of_window(trace& t, const run_marker_predicate& is_marker, bool collect, bool at_exit) {
   injected& s = state();
   if (!s.device_started.load()) {
     t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
                           "device tracing unavailable: the program had not initialised CUDA (no cuInit) when this "
                           "window was cut; the window is CPU-only"});
-  } else {
+  } else if (!s.device_ready.load(std::memory_order_acquire)) {
     t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
-                          "device activity is not cut into windows: every window's kernels, copies and memsets "
-                          "are in the last window's profile; this window is CPU-only"});
+                          "device tracing unavailable: it could not be started (the reason was printed to "
+                          "stderr); the window is CPU-only"});
+  } else if (!collect) {
+    t.warnings.push_back({warning_code::dropped_device_records, warning_source::cupti,
+                          "the program died of a fault signal: this window's device activity was not collected (a "
+                          "fault handler never calls into CUPTI)"});
+  } else if (const std::optional<std::int64_t> cut = last_run_end_ns(t, is_marker)) {
+    s.device->cut_window(t, *cut, at_exit);
   }
 }
 
-/// Cuts and writes every window whose runs have all closed. `w.mutex` is held. Never throws.
-void write_complete_windows(window_writer& w) noexcept {
+/// Cuts and writes every window whose runs have all closed, each with its device activity unless
+/// `faulted`; `at_exit`: from the exit's (or a signal's) write. `w.mutex` is held. Never throws.
+void write_complete_windows(window_writer& w, bool at_exit, bool faulted) noexcept {
   injected& s = state();
   const inject_settings& given = s.config.given;
   try {
@@ -360,7 +382,7 @@ void write_complete_windows(window_writer& w) noexcept {
       const std::size_t runs = *given.window_runs + (w.next_window == 0 ? given.report.analysis.skip_runs : 0);
       std::optional<capture_result> window = s.capture->cut_window(runs, w.is_marker);
       if (!window) return;
-      note_device_of_window(window->data);
+      device_of_window(window->data, w.is_marker, !faulted, at_exit);
       write_trace(std::move(window->data), w.next_window++, 0);
     }
   } catch (const std::exception& e) {
@@ -374,13 +396,15 @@ void write_profile(int signal_number) noexcept {
   injected& s = state();
   if (!s.active || getpid() != s.pid || s.written.exchange(true)) return;
   try {
+    const bool faulted = signal_number != 0 && signal_number != SIGINT && signal_number != SIGTERM &&
+                         signal_number != SIGHUP;
     std::unique_lock<std::mutex> no_more_windows;
     std::optional<std::uint64_t> window;
     if (s.windows) {
       no_more_windows = std::unique_lock(s.windows->mutex);  // waits for a window being written
       s.windows->stopping = true;
       s.windows->wake.notify_all();
-      write_complete_windows(*s.windows);  // those the thread has not cut yet: the rest is the last one
+      write_complete_windows(*s.windows, true, faulted);  // those the thread has not cut: the rest is the last
       window = s.windows->next_window;
     }
     capture_result captured = s.capture->stop();
@@ -389,8 +413,6 @@ void write_profile(int signal_number) noexcept {
       // Not a conflict: the program simply made no NVTX call (so there are no runs; the analysis says so).
       std::erase_if(t.warnings, [](const warning& w) { return w.code == warning_code::nvtx_tool_conflict; });
     }
-    const bool faulted = signal_number != 0 && signal_number != SIGINT && signal_number != SIGTERM &&
-                         signal_number != SIGHUP;
     const bool device_ready = s.device_ready.load(std::memory_order_acquire);
     if (!s.device_started.load()) {
       t.warnings.push_back({warning_code::device_tracing_unavailable, warning_source::cupti,
@@ -429,7 +451,7 @@ void cut_windows() noexcept {
   std::unique_lock lock(w.mutex);
   while (!w.stopping) {
     w.wake.wait_for(lock, std::chrono::milliseconds(10));
-    if (!w.stopping) write_complete_windows(w);
+    if (!w.stopping) write_complete_windows(w, false, false);
   }
 }
 

@@ -162,6 +162,7 @@ class fake_backend final : public collect::activity_backend {
 
   // What the session did to the backend.
   int enables = 0, disables = 0, flushes = 0, releases = 0, detaches = 0, synchronizations = 0;
+  int unforced_flushes = 0;  ///< flush_completed() calls (each also counts in `flushes`)
   bool synchronization_records = false;
 
   /// More buffers for the next flush.
@@ -191,6 +192,10 @@ class fake_backend final : public collect::activity_backend {
     }
     pending_.clear();
     return {};
+  }
+  collect::backend_status flush_completed() override {
+    ++unforced_flushes;
+    return flush();
   }
   void release() override { ++releases; }
   void detach() noexcept override { ++detaches; }

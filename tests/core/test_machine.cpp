@@ -55,7 +55,9 @@ std::map<std::string, std::string> loaded_machine() {
 class fake_gpus final : public gpu_monitor {
  public:
   std::vector<gpu_clock_state> answers;  // consumed in order by clocks()
+  std::optional<gpu_memory_interface> memory;  // memory_interface()'s answer, for every GPU
   std::vector<gpu_environment> devices() override { return {{0, "Fake GPU", std::nullopt, std::nullopt}}; }
+  std::optional<gpu_memory_interface> memory_interface(std::uint32_t) override { return memory; }
   std::optional<gpu_clock_state> clocks(std::uint32_t) override {
     if (next_ >= answers.size()) return std::nullopt;
     return answers[next_++];
@@ -170,6 +172,41 @@ BOOST_AUTO_TEST_CASE(the_probe_reads_gpu_clocks_before_and_after) {
   BOOST_TEST((warnings[0].source == warning_source::cupti));
   BOOST_TEST(warnings[0].message.find("GPU 0 (Fake GPU) was throttled around the measured runs: hw_thermal_slowdown") !=
              std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_peak_memory_bandwidth_is_two_transfers_per_clock_over_the_bus) {
+  // An H200's NVML figures: 2619 MHz maximum memory clock, 5120-bit bus: 2 x 2619e6 x 5120 / 8 B/s.
+  BOOST_TEST(*peak_memory_bandwidth({2619, 5120}) == 3352320000000u);  // 2 x 2619e6 x 640
+  BOOST_TEST(*peak_memory_bandwidth({1, 8}) == 2000000u);
+  BOOST_TEST(!peak_memory_bandwidth({0, 5120}).has_value());
+  BOOST_TEST(!peak_memory_bandwidth({2619, 0}).has_value());
+  BOOST_TEST(!peak_memory_bandwidth({4000000000u, 4000000000u}).has_value());  // 3.2e25: above 2^64
+
+  const fake_root root({});
+  auto gpus = std::make_unique<fake_gpus>();
+  gpus->memory = gpu_memory_interface{2619, 5120};
+  machine_probe probe(root.path(), std::move(gpus));
+  probe.begin();
+  BOOST_REQUIRE(probe.environment().gpus.size() == 1u);
+  BOOST_TEST(*probe.environment().gpus[0].peak_memory_bandwidth_bytes_per_second == 3352320000000u);
+  BOOST_TEST(*shared_peak_memory_bandwidth(probe.environment()) == 3.35232e12);
+
+  machine_probe unknown(root.path(), std::make_unique<fake_gpus>());  // NVML cannot say
+  unknown.begin();
+  BOOST_TEST(!unknown.environment().gpus[0].peak_memory_bandwidth_bytes_per_second.has_value());
+  BOOST_TEST(!shared_peak_memory_bandwidth(unknown.environment()).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_peak_is_shared_only_when_every_gpu_has_the_same_one) {
+  machine_environment env;
+  BOOST_TEST(!shared_peak_memory_bandwidth(env).has_value());  // no GPU
+  env.gpus.push_back({0, "A", std::nullopt, std::nullopt, 3352320000000u});
+  env.gpus.push_back({1, "A", std::nullopt, std::nullopt, 3352320000000u});
+  BOOST_TEST(*shared_peak_memory_bandwidth(env) == 3.35232e12);
+  env.gpus.push_back({2, "B", std::nullopt, std::nullopt, 2039000000000u});
+  BOOST_TEST(!shared_peak_memory_bandwidth(env).has_value());  // two different peaks
+  env.gpus.back().peak_memory_bandwidth_bytes_per_second.reset();
+  BOOST_TEST(!shared_peak_memory_bandwidth(env).has_value());  // one GPU without a peak
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -42,9 +42,11 @@ report_context full_context() {
   env.memory_available_bytes = 1234567168u;
   env.cpu_governor = "powersave";
   env.cpu_last_level_cache_bytes = 33554432u;
+  // Both with one peak memory bandwidth (2 x 2619 MHz x 10^6 x 5120 bits / 8): declared device bytes
+  // get a device_bytes_peak_fraction, derived again from the read-back environment.
   env.gpus.push_back({0, "NVIDIA H200", gpu_clock_state{1980, 3201, {"gpu_idle"}},
-                      gpu_clock_state{1755, 3201, {"sw_power_cap", "hw_thermal_slowdown"}}});
-  env.gpus.push_back({1, "NVIDIA H200", gpu_clock_state{1980, 3201, {}}, std::nullopt});
+                      gpu_clock_state{1755, 3201, {"sw_power_cap", "hw_thermal_slowdown"}}, 3352320000000u});
+  env.gpus.push_back({1, "NVIDIA H200", gpu_clock_state{1980, 3201, {}}, std::nullopt, 3352320000000u});
   context.environment = std::move(env);
   return context;
 }
@@ -178,6 +180,8 @@ BOOST_AUTO_TEST_CASE(declared_work_read_back_writes_the_same_outputs) {
   for (const bool device : {false, true}) {
     const Profile live(test::declared_work_trace(device), analysis_options{}, full_context());
     BOOST_TEST_REQUIRE(live.json().find("\"throughput\"") != std::string::npos);
+    // With device data, the fraction of the GPUs' shared peak, derived again from the read-back environment.
+    BOOST_TEST((live.json().find("\"device_bytes_peak_fraction\"") != std::string::npos) == device);
     const Profile saved = check_read_back(live, device ? "declared_work_device" : "declared_work_cpu");
     const declared_work* saved_work = work_of(saved.result(), saved.result().runs.at(0).regions.at(0));
     const declared_work* live_work = work_of(live.result(), live.result().runs.at(0).regions.at(0));

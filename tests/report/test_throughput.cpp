@@ -40,6 +40,17 @@ const json::object& summary_of(const json::object& report, const std::string& id
 
 using names = std::vector<std::string>;
 
+/// fixed_context() with GPUs of these peak memory bandwidths (bytes per second; nullopt: unknown).
+report_context context_with_peaks(const std::vector<std::optional<std::uint64_t>>& peaks) {
+  report_context context = fixed_context();
+  machine_environment env;
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    env.gpus.push_back({static_cast<std::uint32_t>(i), "Fake GPU", std::nullopt, std::nullopt, peaks[i]});
+  }
+  context.environment = std::move(env);
+  return context;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(throughput)
@@ -123,6 +134,58 @@ BOOST_AUTO_TEST_CASE(views_show_throughput_columns_only_with_declared_work) {
     BOOST_TEST(view.find("FLOP/s") == std::string::npos);
     BOOST_TEST(view.find("items/s") == std::string::npos);
   }
+}
+
+BOOST_AUTO_TEST_CASE(device_bytes_peak_fraction_is_device_bytes_per_second_over_the_shared_peak) {
+  // An H200's peak from NVML: 2 x 2619 MHz x 10^6 x 5120 bits / 8 = 3.35232e12 B/s.
+  const std::uint64_t h200 = 3352320000000u;
+  const Profile profile(test::declared_work_trace(true), analysis_options{}, context_with_peaks({h200, h200}));
+  const json::object report = parse(profile.json()).as_object();
+  const json::object& run0 = run_region(report, 0, "aot_module:copy").at("throughput").as_object();
+  BOOST_TEST(keys(run0).back() == "device_bytes_peak_fraction");
+  BOOST_TEST(num(run0.at("device_bytes_peak_fraction")) == 6e9 / 3.35232e12);  // 1500 B / 250 ns over the peak
+  const json::object& run1 = run_region(report, 1, "aot_module:copy").at("throughput").as_object();
+  BOOST_TEST(num(run1.at("device_bytes_peak_fraction")) == 3e9 / 3.35232e12);
+  // Run 2 has no device time, so no device bytes per second and no fraction.
+  BOOST_TEST(!run_region(report, 2, "aot_module:copy").at("throughput").as_object().contains("device_bytes_peak_fraction"));
+  const json::object& median = summary_of(report, "aot_module:copy").at("throughput").as_object();
+  BOOST_TEST(num(median.at("device_bytes_peak_fraction")) == (6e9 / 3.35232e12 + 3e9 / 3.35232e12) / 2);
+  // The environment records the peak per GPU.
+  const json::array& gpus = report.at("environment").at("gpus").as_array();
+  BOOST_TEST(gpus.at(1).at("peak_memory_bandwidth_bytes_per_second").to_number<std::uint64_t>() == h200);
+}
+
+BOOST_AUTO_TEST_CASE(device_bytes_peak_fraction_is_absent_without_one_shared_peak) {
+  const auto fraction_anywhere = [](const report_context& context, bool device) {
+    const Profile profile(test::declared_work_trace(device), analysis_options{}, context);
+    return profile.json().find("device_bytes_peak_fraction") != std::string::npos ||
+           profile.markdown().find("peak BW") != std::string::npos ||
+           profile.terminal_table(false).find("peak BW") != std::string::npos ||
+           profile.html().find("peak BW") != std::string::npos;
+  };
+  BOOST_TEST(fraction_anywhere(context_with_peaks({12000000000u}), true));  // the control: one GPU, one peak
+  BOOST_TEST(!fraction_anywhere(fixed_context(), true));                    // no environment
+  BOOST_TEST(!fraction_anywhere(context_with_peaks({}), true));             // no GPU
+  BOOST_TEST(!fraction_anywhere(context_with_peaks({std::nullopt}), true));  // NVML could not say
+  BOOST_TEST(!fraction_anywhere(context_with_peaks({12000000000u, 3352320000000u}), true));  // two peaks
+  BOOST_TEST(!fraction_anywhere(context_with_peaks({12000000000u, std::nullopt}), true));
+  BOOST_TEST(!fraction_anywhere(context_with_peaks({12000000000u}), false));  // CPU only: no device bytes/s
+}
+
+BOOST_AUTO_TEST_CASE(views_show_the_share_of_peak_bandwidth) {
+  // A peak of 1.2e10 B/s: run 0's 6e9 B/s is 50 %, run 1's 3e9 25 %, their median 37.5 %.
+  const Profile profile(test::declared_work_trace(true), analysis_options{}, context_with_peaks({12000000000u}));
+  const std::string markdown = profile.markdown();
+  BOOST_TEST(markdown.find("median % of peak BW") != std::string::npos);
+  BOOST_TEST(markdown.find("37.50 %") != std::string::npos);  // the summary's median
+  BOOST_TEST(markdown.find("50.00 %") != std::string::npos);  // run 0's table
+  BOOST_TEST(markdown.find("25.00 %") != std::string::npos);  // run 1's table
+  const std::string terminal = profile.terminal_table(false);
+  BOOST_TEST(terminal.find("% of peak BW") != std::string::npos);
+  BOOST_TEST(terminal.find("37.50 %") != std::string::npos);
+  const std::string html = profile.html();
+  BOOST_TEST(html.find("median % of peak BW") != std::string::npos);
+  BOOST_TEST(html.find("37.50 %") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

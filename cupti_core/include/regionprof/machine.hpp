@@ -22,12 +22,30 @@ struct gpu_clock_state {
   std::vector<std::string> throttle_reasons;
 };
 
-/// One GPU: its NVML index and name, its clocks before the first and after the last measured run.
+/// One GPU's memory interface (NVML): its maximum memory clock and its memory bus width.
+struct gpu_memory_interface {
+  std::uint32_t max_memory_clock_mhz = 0;  ///< nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM)
+  std::uint32_t bus_width_bits = 0;        ///< nvmlDeviceGetMemoryBusWidth
+};
+
+/// The peak memory bandwidth of a memory interface, bytes per second: 2 x max_memory_clock_mhz x 10^6 x
+/// bus_width_bits / 8 (double data rate: two transfers per clock, as nvbench computes it). nullopt when
+/// either figure is 0 or the product exceeds 2^64 - 1; rounded down where bus_width_bits is not a multiple of 4.
+///
+/// ```
+/// auto peak = regionprof::peak_memory_bandwidth({2619, 5120});  // 3352320000000 (3.35 TB/s)
+/// ```
+std::optional<std::uint64_t> peak_memory_bandwidth(const gpu_memory_interface& memory);
+
+/// One GPU: its NVML index and name, its clocks before the first and after the last measured run, and
+/// its peak memory bandwidth (from gpu_monitor::memory_interface).
 struct gpu_environment {
   std::uint32_t index = 0;
   std::string name;
   std::optional<gpu_clock_state> before;
   std::optional<gpu_clock_state> after;
+  /// peak_memory_bandwidth of the GPU's memory interface; nullopt where NVML cannot say.
+  std::optional<std::uint64_t> peak_memory_bandwidth_bytes_per_second{};
 };
 
 /// Report `environment` (docs/report-schema.md, `environment`). Every member is
@@ -43,6 +61,15 @@ struct machine_environment {
   std::optional<std::uint64_t> cpu_last_level_cache_bytes;
   std::vector<gpu_environment> gpus;  ///< empty without NVML or a GPU
 };
+
+/// The peak memory bandwidth every GPU of `environment` shares (bytes per second), the denominator of
+/// throughput's `device_bytes_peak_fraction` (docs/design.md, rule 18); nullopt without GPUs, when one
+/// has no peak, or when two differ.
+///
+/// ```
+/// std::optional<double> peak = regionprof::shared_peak_memory_bandwidth(probe.environment());
+/// ```
+std::optional<double> shared_peak_memory_bandwidth(const machine_environment& environment);
 
 /// Reads the CPU side of the environment from `root` + /proc/... and /sys/... (`root` "/" for this
 /// machine; a test's folder holds the same relative paths). Never throws; what is missing stays unset.
@@ -76,6 +103,9 @@ class gpu_monitor {
   virtual std::vector<gpu_environment> devices() = 0;
   /// The clocks of GPU `index` now; nullopt when they cannot be read. Never throws.
   virtual std::optional<gpu_clock_state> clocks(std::uint32_t index) = 0;
+  /// GPU `index`'s maximum memory clock and bus width; nullopt (the default) when they cannot be read.
+  /// Never throws.
+  virtual std::optional<gpu_memory_interface> memory_interface(std::uint32_t /*index*/) { return std::nullopt; }
 };
 
 /// NVML (libnvidia-ml.so.1, loaded with dlopen, never linked); a monitor without devices when NVML is
@@ -83,7 +113,8 @@ class gpu_monitor {
 std::unique_ptr<gpu_monitor> make_nvml_monitor();
 
 /// Records the environment over a measurement: begin() reads the CPU side (load average and memory at
-/// start) and each GPU's clocks before the first measured run, end() the clocks after the last.
+/// start), each GPU's peak memory bandwidth and its clocks before the first measured run, end() the
+/// clocks after the last.
 ///
 /// ```
 /// regionprof::machine_probe probe;            // "/" and NVML

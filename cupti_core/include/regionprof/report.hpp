@@ -89,13 +89,14 @@ std::string to_html(const analysis_result& result, const trace& source, const an
 
 /// A terminal view: per region (and the residual) the median CPU and device time over runs, the share of
 /// the run, and a bar of that share, in aligned columns `width` characters wide. `colour`: ANSI colours
-/// (the caller decides: a TTY and no NO_COLOR).
+/// (the caller decides: a TTY and no NO_COLOR). `context`: only its environment is used (the peak memory
+/// bandwidth behind the `% of peak BW` column, docs/design.md rule 18).
 ///
 /// ```
 /// std::cout << regionprof::to_terminal_table(result, trace, isatty(1) && !std::getenv("NO_COLOR"));
 /// ```
 std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour,
-                              std::size_t width = 100);
+                              std::size_t width = 100, const report_context& context = {});
 
 /// Writes `source` as a Chrome trace (JSON object with `traceEvents`) in torch.profiler's conventions,
 /// loadable by Perfetto and chrome://tracing, and read back exactly by the Kineto importer.

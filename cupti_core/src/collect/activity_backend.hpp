@@ -71,6 +71,10 @@ class activity_backend {
   virtual void disable() = 0;
   /// Forced flush: every buffer CUPTI holds comes back through cupti_buffer_completed.
   virtual backend_status flush() = 0;
+  /// Windows: an unforced flush, while collection goes on: the buffers CUPTI has completed come back
+  /// through cupti_buffer_completed, those it is still filling stay. Default: flush() (test backends
+  /// serve what they hold either way).
+  virtual backend_status flush_completed() { return flush(); }
   /// Ends the session with CUPTI after the flush: restores CUPTI's default clock (records are converted
   /// to our clock until the flush) and releases the subscription.
   virtual void release() = 0;

@@ -360,6 +360,67 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
   }
 }
 
+activity_decoder activity_decoder::take_window(std::int64_t cut_ns, const clock_map& clock, bool last) {
+  activity_decoder window(backend_);
+  window.names_ = names_;  // the records' name indices stay valid
+  std::uint64_t late = 0;
+  std::unordered_set<std::uint32_t> in_window;  // ids of this window's calls
+  std::unordered_set<std::uint32_t> carried;    // ids of calls carried to a later window
+  std::unordered_set<std::uint32_t> late_ids;   // ids of calls that came too late
+  std::uint32_t highest = taken_correlation_;
+  std::vector<api_call> kept;
+  for (const api_call& call : calls_) {
+    const std::int64_t start = clock.to_monotonic(call.start);
+    if (taken_cut_ns_ && start < *taken_cut_ns_) {
+      ++late;
+      if (call.correlation != 0) late_ids.insert(call.correlation);
+    } else if (last || start < cut_ns) {
+      window.calls_.push_back(call);
+      if (call.correlation != 0) in_window.insert(call.correlation);
+      highest = std::max(highest, call.correlation);
+    } else {
+      kept.push_back(call);
+      if (call.correlation != 0) carried.insert(call.correlation);
+    }
+  }
+  calls_ = std::move(kept);
+
+  enum class place : std::uint8_t { take, carry, drop };  // to this window, to a later one, late
+  const auto place_of = [&](std::uint32_t correlation, std::uint64_t start) {
+    if (correlation == 0) return last || clock.to_monotonic(start) < cut_ns ? place::take : place::carry;
+    if (in_window.count(correlation) != 0) return place::take;
+    if (carried.count(correlation) != 0) return place::carry;
+    if (late_ids.count(correlation) != 0 || correlation <= taken_correlation_) return place::drop;
+    if (last || correlation <= highest) return place::take;
+    return place::carry;
+  };
+  const auto split = [&](auto& records, auto& to_window) {
+    auto kept_end = records.begin();
+    for (auto& record : records) {
+      switch (place_of(record.correlation, record.start)) {
+        case place::take: to_window.push_back(record); break;
+        case place::carry: *kept_end++ = record; break;
+        case place::drop: ++late; break;
+      }
+    }
+    records.erase(kept_end, records.end());
+  };
+  split(work_, window.work_);
+  split(synchronizations_, window.synchronizations_);
+  if (!last) taken_cut_ns_ = cut_ns;
+  taken_correlation_ = highest;
+  window.counts_.late_records = late;
+  return window;
+}
+
+void activity_decoder::add_window_counts(const decode_counts& window) noexcept {
+  counts_.outside_session += window.outside_session;
+  counts_.orphan_synchronizations += window.orphan_synchronizations;
+  counts_.graph_ops += window.graph_ops;
+  counts_.captured_graph_ops += window.captured_graph_ops;
+  counts_.late_records += window.late_records;
+}
+
 std::vector<warning> collection_warnings(const decode_counts& counts,
                                          const std::map<std::uint32_t, overhead_total>& overheads,
                                          const collection_stats& stats) {
@@ -432,6 +493,14 @@ std::vector<warning> collection_warnings(const decode_counts& counts,
   if (counts.orphan_synchronizations > 0) {
     dropped(std::to_string(counts.orphan_synchronizations) +
             " synchronization records whose API call was not recorded were skipped");
+  }
+  if (counts.late_records > 0) {
+    warnings.push_back({warning_code::late_device_records, warning_source::cupti,
+                        std::to_string(counts.late_records) +
+                            " device activity records (API calls and the kernels, copies, memsets and "
+                            "synchronizations they launched) reached regionprof after the window of their launch "
+                            "had been written, and are in no window's profile; use longer windows "
+                            "(--window-runs)"});
   }
 
   if (counts.untimed > 0 || counts.outside_session > 0) {

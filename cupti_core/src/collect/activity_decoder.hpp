@@ -44,6 +44,8 @@ struct decode_counts {
   std::uint64_t unread_bytes = 0;      ///< bytes those walks could not read
   std::vector<std::string> walk_errors;
   std::uint64_t orphan_synchronizations = 0;  ///< sync records whose API call was not recorded (skipped)
+  /// Windows: records that arrived after the window of their launch was written (LATE_DEVICE_RECORDS).
+  std::uint64_t late_records = 0;
 };
 
 /// CUPTI's own overhead of one kind (OVERHEAD records).
@@ -91,7 +93,28 @@ class activity_decoder {
   void append_to(trace& out, const clock_map& clock, const std::optional<session_window>& window = std::nullopt,
                  const std::vector<node_origin>& nodes = {});
 
+  /// Windows (`regionprof run --window-runs`; docs/design.md, "Long runs: windows"): moves the records of
+  /// the window that ends at `cut_ns` (monotonic_now_ns()'s timeline; CUPTI times mapped by `clock`) out
+  /// into a decoder of their own, whose append_to() adds them to that window's trace:
+  /// - an API call goes to the window in which it started (before `cut_ns`; later ones are carried);
+  /// - a device op or synchronization goes to the window of its launch, the API call with its
+  ///   correlation id: carried while that call is carried; with no such call decoded (its record still
+  ///   in CUPTI's buffers, or lost), by the id alone, CUPTI's ids increasing with each call: an id no
+  ///   higher than the highest of this window's calls was launched in this window, a higher one is
+  ///   carried; an op with id 0 by its own start;
+  /// - late (dropped, counted in the returned decoder's counts().late_records): an API call that started
+  ///   before the previous cut, and a record of such a call or with an id no higher than the highest a
+  ///   window already taken holds: their window was written without them.
+  /// With `last` (the final window, at stop) nothing is carried. The returned decoder's counts() has
+  /// only late_records (and what its append_to() counts); this one's keep the decode totals.
+  activity_decoder take_window(std::int64_t cut_ns, const clock_map& clock, bool last);
+  /// True once take_window() has taken a window other than the last.
+  bool windows_taken() const noexcept { return taken_cut_ns_.has_value(); }
+
   const decode_counts& counts() const noexcept { return counts_; }
+  /// Adds what a window decoder counted (take_window's late records, append_to's skipped, orphaned
+  /// and graph records) to this decoder's counts, for the session's warnings.
+  void add_window_counts(const decode_counts& window) noexcept;
   const std::map<std::uint32_t, overhead_total>& overheads() const noexcept { return overheads_; }
 
  private:
@@ -137,6 +160,8 @@ class activity_decoder {
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_indices_;
   std::unordered_map<const char*, std::uint32_t> kernel_names_;  // CUPTI shares one name per kernel
+  std::optional<std::int64_t> taken_cut_ns_;  // take_window: the cut of the last window taken
+  std::uint32_t taken_correlation_ = 0;       // take_window: the highest id a window taken holds
 };
 
 /// Kineto's names, so imported and recorded traces group alike: "Memcpy HtoD (Pageable -> Device)".

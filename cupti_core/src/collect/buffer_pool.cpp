@@ -83,6 +83,26 @@ pool_harvest buffer_pool::detach() {
   return harvest;
 }
 
+std::vector<completed_buffer> buffer_pool::take_completed() {
+  std::lock_guard lock(mutex_);
+  std::vector<completed_buffer> taken;
+  if (!attached_) return taken;
+  taken.reserve(buffer_count_);  // outside a CUPTI callback: allocating is fine here
+  taken.swap(completed_);        // completed_ keeps a capacity of buffer_count_
+  return taken;
+}
+
+void buffer_pool::recycle(const std::vector<completed_buffer>& buffers) {
+  std::lock_guard lock(mutex_);
+  if (!attached_ || block_ == nullptr) return;
+  const std::uint8_t* base = block_.get();
+  for (const completed_buffer& buffer : buffers) {
+    const std::size_t offset = static_cast<std::size_t>(buffer.data - base);
+    if (buffer.data < base || offset >= buffer_count_ * buffer_bytes_ || offset % buffer_bytes_ != 0) continue;
+    if (free_.size() < free_.capacity()) free_.push_back(static_cast<std::uint32_t>(offset / buffer_bytes_));
+  }
+}
+
 bool buffer_pool::attached() const {
   std::lock_guard lock(mutex_);
   return attached_;

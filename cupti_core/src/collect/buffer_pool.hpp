@@ -60,6 +60,11 @@ class buffer_pool {
   bool attach(std::size_t buffer_bytes, std::size_t buffer_count, bool spill = false);
   /// Ends the attachment and hands over the completed buffers; requests get no buffer from now on.
   pool_harvest detach();
+  /// Windows: the buffers completed so far, in completion order, while the pool stays attached; the
+  /// caller decodes them and hands them back with recycle(). Empty when not attached.
+  std::vector<completed_buffer> take_completed();
+  /// Returns buffers take_completed() handed out to the free list (their records were copied out).
+  void recycle(const std::vector<completed_buffer>& buffers);
   bool attached() const;
 
   /// CUPTI's buffer-requested callback. Never throws, never allocates.

@@ -122,6 +122,12 @@ class cupti_backend final : public activity_backend {
     return {backend_failure::cupti_error, status.message};
   }
 
+  backend_status flush_completed() override {
+    const cupti_status status = REGIONPROF_CUPTI(library(), cuptiActivityFlushAll, 0u);
+    if (status.ok()) return {};
+    return {backend_failure::cupti_error, status.message};
+  }
+
   void disable() override {
     for (auto kind = enabled_.rbegin(); kind != enabled_.rend(); ++kind) {
       (void)REGIONPROF_CUPTI(library(), cuptiActivityDisable, *kind);

@@ -99,6 +99,35 @@ class cupti_session final : public device_session {
     if (status_.ok()) (void)l2_.flush();
   }
 
+  void cut_window(trace& out, std::int64_t cut_ns, bool at_exit) noexcept override {
+    if (!collecting_) return;
+    try {
+      if (at_exit) backend_->synchronize_device();
+      const backend_status flushed = at_exit ? backend_->flush() : backend_->flush_completed();
+      buffer_pool& pool = buffer_pool::instance();
+      const std::vector<completed_buffer> buffers = pool.take_completed();
+      if (!windows_) windows_.emplace(*backend_);
+      for (const completed_buffer& buffer : buffers) windows_->decode_buffer(buffer.data, buffer.valid_bytes);
+      pool.recycle(buffers);  // decoding copied the records out
+      const std::optional<clock_sample> now = sample_clocks(*backend_);
+      const clock_map clock = clock_until(now);
+      std::optional<session_window> window;
+      if (start_clock_ && now) window = session_window{started_ns_, monotonic_now_ns()};
+      activity_decoder records = windows_->take_window(cut_ns, clock, false);
+      records.append_to(out, clock, window);  // graph replays: linked to their capture in the last window only
+      out.device_tracing = true;
+      for (warning& item : collection_warnings(records.counts(), {}, {})) out.warnings.push_back(std::move(item));
+      if (!flushed.ok()) {
+        out.warnings.push_back({warning_code::dropped_device_records, warning_source::cupti,
+                                "the flush at this window's cut failed (" + flushed.message +
+                                    "); records CUPTI still held come with a later window, or late"});
+      }
+    } catch (...) {
+      out.warnings.push_back({warning_code::dropped_device_records, warning_source::cupti,
+                              "this window's device activity could not be collected (out of memory)"});
+    }
+  }
+
   void stop(trace& out) override {
     if (!collecting_) {
       if (!status_.ok() && !reported_) {
@@ -137,28 +166,24 @@ class cupti_session final : public device_session {
     stats.outstanding_buffers = harvest.outstanding;
     if (!flushed.ok()) stats.flush_error = flushed.message;
 
-    // One clock: identity when CUPTI stamps monotonic_now_ns() (the samples agree), else the line through
-    // the start and stop pairings.
-    clock_map clock;
-    bool clock_known = true;
-    if (start_clock_ && stop_clock) {
-      if (distance(*start_clock_) > same_clock_tolerance_ns || distance(*stop_clock) > same_clock_tolerance_ns) {
-        clock = clock_map::fit(*start_clock_, *stop_clock);
-      }
-    } else if (start_clock_ || stop_clock) {
-      const clock_sample& only = start_clock_ ? *start_clock_ : *stop_clock;
-      if (distance(only) > same_clock_tolerance_ns) clock = clock_map::offset(only);
-    } else {
-      clock_known = backend_->timestamps_are_monotonic();
-    }
+    const clock_map clock = clock_until(stop_clock);
+    const bool clock_known = start_clock_ || stop_clock || backend_->timestamps_are_monotonic();
 
     // The session's window applies where the clocks were paired, i.e. where the mapping is known.
     std::optional<session_window> window;
     if (start_clock_ && stop_clock) window = session_window{started_ns_, stopped_ns};
 
-    activity_decoder decoder(*backend_);
+    activity_decoder decoder = windows_ ? std::move(*windows_) : activity_decoder(*backend_);
+    windows_.reset();
     for (const completed_buffer& buffer : harvest.completed) decoder.decode_buffer(buffer.data, buffer.valid_bytes);
-    decoder.append_to(out, clock, window, nodes);
+    if (decoder.windows_taken()) {
+      // Windows: the last one, with what earlier cuts carried; late records are counted.
+      activity_decoder last = decoder.take_window(0, clock, true);
+      last.append_to(out, clock, window, nodes);
+      decoder.add_window_counts(last.counts());
+    } else {
+      decoder.append_to(out, clock, window, nodes);
+    }
     kernel_names::instance().clear();
     out.device_tracing = true;
     for (warning& item : collection_warnings(decoder.counts(), decoder.overheads(), stats)) {
@@ -172,6 +197,22 @@ class cupti_session final : public device_session {
   }
 
  private:
+  /// One clock: identity when CUPTI stamps monotonic_now_ns() (the samples agree), else the line through
+  /// the start pairing and `later` (a cut's or the stop's), or an offset from the one pairing there is.
+  clock_map clock_until(const std::optional<clock_sample>& later) const {
+    if (start_clock_ && later) {
+      if (distance(*start_clock_) > same_clock_tolerance_ns || distance(*later) > same_clock_tolerance_ns) {
+        return clock_map::fit(*start_clock_, *later);
+      }
+      return {};
+    }
+    if (start_clock_ || later) {
+      const clock_sample& only = start_clock_ ? *start_clock_ : *later;
+      if (distance(only) > same_clock_tolerance_ns) return clock_map::offset(only);
+    }
+    return {};
+  }
+
   device_options options_;
   std::unique_ptr<activity_backend> backend_;
   backend_status status_;
@@ -180,6 +221,7 @@ class cupti_session final : public device_session {
   std::optional<clock_sample> start_clock_;
   device_l2_flusher l2_;  // cold runs (flush_device_cache); freed with the session
   std::int64_t started_ns_ = 0;  // monotonic_now_ns() just before enabling
+  std::optional<activity_decoder> windows_;  // cut_window: what was decoded and carried so far
 };
 
 }  // namespace

@@ -227,13 +227,42 @@ std::vector<warning> machine_warnings(const machine_environment& env) {
   return out;
 }
 
+std::optional<std::uint64_t> peak_memory_bandwidth(const gpu_memory_interface& memory) {
+  // 2 transfers per clock (DDR) x clock in Hz x bus width in bytes, nvbench's formula: the product
+  // 2 x MHz x 10^6 x bits, then / 8.
+  if (memory.max_memory_clock_mhz == 0 || memory.bus_width_bits == 0) return std::nullopt;
+  std::uint64_t transfers = 0;
+  std::uint64_t bits = 0;
+  if (__builtin_mul_overflow(std::uint64_t{2} * memory.max_memory_clock_mhz, std::uint64_t{1'000'000}, &transfers) ||
+      __builtin_mul_overflow(transfers, std::uint64_t{memory.bus_width_bits}, &bits)) {
+    return std::nullopt;
+  }
+  return bits / 8;
+}
+
+std::optional<double> shared_peak_memory_bandwidth(const machine_environment& environment) {
+  if (environment.gpus.empty()) return std::nullopt;
+  const std::optional<std::uint64_t>& first = environment.gpus.front().peak_memory_bandwidth_bytes_per_second;
+  for (const gpu_environment& gpu : environment.gpus) {
+    if (!gpu.peak_memory_bandwidth_bytes_per_second || gpu.peak_memory_bandwidth_bytes_per_second != first) {
+      return std::nullopt;
+    }
+  }
+  return static_cast<double>(*first);
+}
+
 machine_probe::machine_probe(std::string root, std::unique_ptr<gpu_monitor> gpus)
     : root_(std::move(root)), gpus_(gpus ? std::move(gpus) : make_nvml_monitor()) {}
 
 void machine_probe::begin() {
   environment_ = read_machine_environment(root_);
   environment_.gpus = gpus_->devices();
-  for (gpu_environment& gpu : environment_.gpus) gpu.before = gpus_->clocks(gpu.index);
+  for (gpu_environment& gpu : environment_.gpus) {
+    if (const auto memory = gpus_->memory_interface(gpu.index)) {
+      gpu.peak_memory_bandwidth_bytes_per_second = peak_memory_bandwidth(*memory);
+    }
+    gpu.before = gpus_->clocks(gpu.index);
+  }
 }
 
 void machine_probe::end() {

@@ -1,5 +1,5 @@
 // make_nvml_monitor: libnvidia-ml.so.1 loaded with dlopen (never linked, no NVML header), the GPUs' names,
-// clocks and clock event (throttle) reasons. NVML's ABI as used here: int results (0 = NVML_SUCCESS),
+// clocks, clock event (throttle) reasons, maximum memory clock and memory bus width. NVML's ABI as used here: int results (0 = NVML_SUCCESS),
 // opaque device handles, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2.
 #include <dlfcn.h>
 
@@ -31,6 +31,8 @@ struct nvml_functions {
   nvml_result (*handle_by_index)(unsigned, nvml_device*) = nullptr;         // nvmlDeviceGetHandleByIndex_v2
   nvml_result (*name)(nvml_device, char*, unsigned) = nullptr;              // nvmlDeviceGetName
   nvml_result (*clock_info)(nvml_device, int, unsigned*) = nullptr;         // nvmlDeviceGetClockInfo
+  nvml_result (*max_clock_info)(nvml_device, int, unsigned*) = nullptr;     // nvmlDeviceGetMaxClockInfo
+  nvml_result (*bus_width)(nvml_device, unsigned*) = nullptr;               // nvmlDeviceGetMemoryBusWidth
   nvml_result (*reasons)(nvml_device, unsigned long long*) = nullptr;       // ...ClocksEventReasons or ThrottleReasons
 };
 
@@ -52,6 +54,8 @@ const nvml_library& process_nvml() {
     fn.handle_by_index = symbol<decltype(fn.handle_by_index)>(handle, "nvmlDeviceGetHandleByIndex_v2");
     fn.name = symbol<decltype(fn.name)>(handle, "nvmlDeviceGetName");
     fn.clock_info = symbol<decltype(fn.clock_info)>(handle, "nvmlDeviceGetClockInfo");
+    fn.max_clock_info = symbol<decltype(fn.max_clock_info)>(handle, "nvmlDeviceGetMaxClockInfo");
+    fn.bus_width = symbol<decltype(fn.bus_width)>(handle, "nvmlDeviceGetMemoryBusWidth");  // optional: older drivers lack it
     fn.reasons = symbol<decltype(fn.reasons)>(handle, "nvmlDeviceGetCurrentClocksEventReasons");
     if (fn.reasons == nullptr) fn.reasons = symbol<decltype(fn.reasons)>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
     loaded.ready = fn.init != nullptr && fn.device_count != nullptr && fn.handle_by_index != nullptr &&
@@ -94,6 +98,24 @@ class nvml_monitor final : public gpu_monitor {
       state.throttle_reasons = gpu_throttle_reason_names(reasons);
     }
     return state;
+  }
+
+  std::optional<gpu_memory_interface> memory_interface(std::uint32_t index) override {
+    nvml_device device = nullptr;
+    if (!ready_ || fn_.max_clock_info == nullptr || fn_.bus_width == nullptr ||
+        fn_.handle_by_index(index, &device) != nvml_success) {
+      return std::nullopt;
+    }
+    gpu_memory_interface memory;
+    unsigned mhz = 0;
+    unsigned bits = 0;
+    if (fn_.max_clock_info(device, nvml_clock_mem, &mhz) != nvml_success ||
+        fn_.bus_width(device, &bits) != nvml_success) {
+      return std::nullopt;
+    }
+    memory.max_memory_clock_mhz = mhz;
+    memory.bus_width_bits = bits;
+    return memory;
   }
 
  private:

@@ -69,8 +69,9 @@ std::string distributions(const analysis_result& result, bool device) {
                                {device ? "#e15759" : "#4e79a7"});
 }
 
-std::string summary_table(const analysis_result& result) {
-  const std::vector<report_detail::region_summary> summaries = report_detail::summarize_regions(result);
+std::string summary_table(const analysis_result& result, std::optional<double> peak_bytes_per_second) {
+  const std::vector<report_detail::region_summary> summaries =
+      report_detail::summarize_regions(result, peak_bytes_per_second);
   std::vector<std::string> titles{"region", "runs", "median CPU (us)", "CPU MAD (us)", "CPU cv"};
   if (result.has_device_data) {
     titles.push_back("median device (us)");
@@ -92,8 +93,12 @@ std::string summary_table(const analysis_result& result) {
     }
     for (std::size_t f = 0; f < rates.size(); ++f) {
       if (!rates[f]) continue;
-      // Scientific notation (1.250e+09): readable, and the sortable table's parseFloat orders it.
       const std::optional<double>& rate = s.median_throughput.figures[f];
+      if (f == report_detail::throughput::peak_fraction) {
+        out += cell(rate ? report_detail::throughput_text(f, *rate) : std::string("-"), true);
+        continue;
+      }
+      // Scientific notation (1.250e+09): readable, and the sortable table's parseFloat orders it.
       char buffer[64];
       char* end = rate ? std::to_chars(buffer, buffer + sizeof buffer, *rate, std::chars_format::scientific, 3).ptr
                        : buffer;
@@ -167,7 +172,7 @@ std::string to_html(const analysis_result& result, const trace& source, const an
           " runs; run marker <code>" + html::escape(options.run_marker.pattern) + "</code>; " +
           (result.has_device_data ? "CPU and device" : "CPU only (no device data)") + "; " +
           std::to_string(result.warnings.size()) + " warnings.</p>";
-  body += "<h2>Summary</h2>" + summary_table(result);
+  body += "<h2>Summary</h2>" + summary_table(result, report_detail::peak_memory_bandwidth(context));
   if (!result.runs.empty()) {
     body += "<h2>CPU time per run</h2>" + legend(result) + run_bars(result, false);
     if (result.has_device_data) body += "<h2>Device time per run</h2>" + legend(result) + run_bars(result, true);

@@ -96,7 +96,8 @@ json::object throughput_object(const report_detail::throughput& figures) {
   return object;
 }
 
-json::object run_object(const run_result& run, const analysis_result& result) {
+json::object run_object(const run_result& run, const analysis_result& result,
+                        std::optional<double> peak_bytes_per_second) {
   json::object timing;
   timing["wall_time_us"] = us(run.wall_time_ns);
   timing["cpu_time_us"] = us(run.cpu_time_ns);
@@ -121,7 +122,7 @@ json::object run_object(const run_result& run, const analysis_result& result) {
     if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = us(*aggregate.off_thread_cpu_time_ns);
     if (const declared_work* work = work_of(result, aggregate)) {
       entry["work"] = work_object(*work);
-      entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate));
+      entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate, peak_bytes_per_second));
     }
     regions.push_back(std::move(entry));
   }
@@ -254,6 +255,9 @@ json::object environment_object(const machine_environment& env) {
       json::object entry;
       entry["index"] = gpu.index;
       entry["name"] = sv(gpu.name);
+      if (gpu.peak_memory_bandwidth_bytes_per_second) {
+        entry["peak_memory_bandwidth_bytes_per_second"] = *gpu.peak_memory_bandwidth_bytes_per_second;
+      }
       if (gpu.before) entry["before"] = gpu_clocks_object(*gpu.before);
       if (gpu.after) entry["after"] = gpu_clocks_object(*gpu.after);
       gpus.push_back(std::move(entry));
@@ -296,8 +300,9 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.member("input", input);
 
   // One element at a time: a trace with a million runs never has a million run objects at once.
+  const std::optional<double> peak = peak_memory_bandwidth(context);  // rule 18's peak fraction
   report.begin_array("runs");
-  for (const run_result& run : result.runs) report.element(run_object(run, result));
+  for (const run_result& run : result.runs) report.element(run_object(run, result, peak));
   report.end_array();
   report.member("profiler", profiler_object(result));  // row_limit rows per view
 
@@ -318,7 +323,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
 
   // Additions beyond the reference module's report: new keys only.
   report.begin_array("region_summary");
-  for (const region_summary& summary : summarize_regions(result)) report.element(region_summary_object(result, summary));
+  for (const region_summary& summary : summarize_regions(result, peak)) report.element(region_summary_object(result, summary));
   report.end_array();
   report.member("run_summary", run_summary_object(result));
   if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14

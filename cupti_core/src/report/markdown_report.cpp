@@ -174,7 +174,7 @@ void summary_section(std::string& out, const analysis_result& result, const std:
       row.push_back(dev ? mean_us(dev->mad) : "-");
     }
     for (std::size_t f = 0; f < rates.size(); ++f) {
-      if (rates[f]) row.push_back(rate.figures[f] ? report_detail::rate_text(*rate.figures[f]) : "-");
+      if (rates[f]) row.push_back(rate.figures[f] ? report_detail::throughput_text(f, *rate.figures[f]) : "-");
     }
     rows.add(std::move(row));
   };
@@ -202,6 +202,9 @@ void summary_section(std::string& out, const analysis_result& result, const std:
   if (std::find(rates.begin(), rates.end(), true) != rates.end()) {
     out += " Throughput (declared work over the region's own time in that domain) is the median over the runs "
            "that have it.";
+  }
+  if (rates[report_detail::throughput::peak_fraction]) {
+    out += " % of peak BW: device bytes/s over the GPUs' peak memory bandwidth (environment.gpus).";
   }
   out += "\n\n";
 }
@@ -271,7 +274,8 @@ std::size_t detailed_runs(const analysis_result& result, const markdown_options&
   return runs <= markdown_options::default_detailed_runs ? runs : 0;
 }
 
-void attribution_section(std::string& out, const analysis_result& result, const markdown_options& markdown) {
+void attribution_section(std::string& out, const analysis_result& result, const markdown_options& markdown,
+                         std::optional<double> peak_bytes_per_second) {
   out += "## Attribution per run\n\n";
   if (result.runs.empty()) {
     out += "No runs.\n\n";
@@ -295,7 +299,7 @@ void attribution_section(std::string& out, const analysis_result& result, const 
     }
     std::array<bool, report_detail::throughput::size> rates{};  // rule 18: the figures this run has
     for (const region_aggregate& aggregate : run.regions) {
-      const report_detail::throughput rate = report_detail::throughput_of(result, aggregate);
+      const report_detail::throughput rate = report_detail::throughput_of(result, aggregate, peak_bytes_per_second);
       for (std::size_t f = 0; f < rates.size(); ++f) rates[f] = rates[f] || rate.figures[f];
     }
     for (std::size_t f = 0; f < rates.size(); ++f) {
@@ -311,13 +315,14 @@ void attribution_section(std::string& out, const analysis_result& result, const 
         row.push_back(percent(device_ns, run.device_time_ns));
       }
       for (std::size_t f = 0; f < rates.size(); ++f) {
-        if (rates[f]) row.push_back(rate.figures[f] ? report_detail::rate_text(*rate.figures[f]) : "-");
+        if (rates[f]) row.push_back(rate.figures[f] ? report_detail::throughput_text(f, *rate.figures[f]) : "-");
       }
       attribution.add(std::move(row));
     };
     for (const region_aggregate& aggregate : run.regions) {
       add(code(result.regions[aggregate.region].id, max_region_id_chars), count(aggregate.calls), aggregate.cpu_time_ns,
-          us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns, report_detail::throughput_of(result, aggregate));
+          us(aggregate.off_thread_cpu_time_ns), aggregate.device_time_ns,
+          report_detail::throughput_of(result, aggregate, peak_bytes_per_second));
     }
     add("(residual)", "-", run.residual_cpu_ns, "-", run.residual_device_ns, {});
     add("(run total)", "-", run.cpu_time_ns, "-", run.device_time_ns, {});
@@ -366,7 +371,8 @@ namespace report_detail {
 void write_markdown_report(std::string& out, std::ostream* stream, const analysis_result& result, const trace& source,
                            const analysis_options& options, const report_context& context,
                            const markdown_options& markdown) {
-  const std::vector<region_summary> summaries = summarize_regions(result);  // checks indices
+  const std::optional<double> peak = peak_memory_bandwidth(context);  // rule 18's peak fraction
+  const std::vector<region_summary> summaries = summarize_regions(result, peak);  // checks indices
   const auto flush = [&] {
     if (stream == nullptr) return;
     stream->write(out.data(), static_cast<std::streamsize>(out.size()));
@@ -378,7 +384,7 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
   runs_section(out, result, stream != nullptr ? std::function<void()>(flush) : std::function<void()>());
   flush();
   regions_section(out, result, summaries);
-  attribution_section(out, result, markdown);
+  attribution_section(out, result, markdown, peak);
   report_detail::append_tree_markdown(out, result);  // rule 14
   flush();
   out += "## Key averages\n\n";

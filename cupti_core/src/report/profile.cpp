@@ -46,7 +46,7 @@ std::string Profile::markdown(const markdown_options& markdown) const {
 std::string Profile::html() const { return to_html(result_, source_, options_, context_); }
 
 std::string Profile::terminal_table(bool colour, std::size_t width) const {
-  return to_terminal_table(result_, source_, colour, width);
+  return to_terminal_table(result_, source_, colour, width, context_);
 }
 
 std::string Profile::chrome_trace() const {

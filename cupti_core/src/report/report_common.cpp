@@ -58,7 +58,13 @@ run_stats summarize_ns(const std::vector<std::int64_t>& values_ns) {
 
 }  // namespace
 
-throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate) {
+std::optional<double> peak_memory_bandwidth(const report_context& context) {
+  if (!context.environment) return std::nullopt;
+  return shared_peak_memory_bandwidth(*context.environment);
+}
+
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate,
+                         std::optional<double> peak_bytes_per_second) {
   throughput out;
   const declared_work* declared = work_of(result, aggregate);
   if (declared == nullptr) return out;
@@ -72,7 +78,18 @@ throughput throughput_of(const analysis_result& result, const region_aggregate& 
       }
     }
   }
+  const std::optional<double>& device_bytes = out.figures[1];
+  if (device_bytes && peak_bytes_per_second && *peak_bytes_per_second > 0.0) {
+    out.figures[throughput::peak_fraction] = *device_bytes / *peak_bytes_per_second;
+  }
   return out;
+}
+
+std::string throughput_text(std::size_t figure, double value) {
+  if (figure != throughput::peak_fraction) return rate_text(value);
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, 100.0 * value, std::chars_format::fixed, 2).ptr;
+  return std::string(buffer, end) + " %";
 }
 
 bool has_declared_work(const analysis_result& result) {
@@ -99,7 +116,7 @@ std::array<bool, throughput::size> throughput_columns(const std::vector<region_s
   return columns;
 }
 
-std::vector<region_summary> summarize_regions(const analysis_result& result) {
+std::vector<region_summary> summarize_regions(const analysis_result& result, std::optional<double> peak_bytes_per_second) {
   check_region_indices(result);
   std::vector<region_summary> summaries;
   if (result.runs.empty()) return summaries;
@@ -135,7 +152,7 @@ std::vector<region_summary> summarize_regions(const analysis_result& result) {
     std::vector<std::vector<throughput>> series(region_count);
     for (const run_result& run : result.runs) {
       for (const region_aggregate& aggregate : run.regions) {
-        if (work_of(result, aggregate)) series[aggregate.region].push_back(throughput_of(result, aggregate));
+        if (work_of(result, aggregate)) series[aggregate.region].push_back(throughput_of(result, aggregate, peak_bytes_per_second));
       }
     }
     std::vector<double> values;

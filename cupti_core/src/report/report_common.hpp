@@ -40,16 +40,20 @@ using run_stats = stats::summary;
 
 /// Declared work over own time (docs/design.md, rule 18), per second: work / (time_ns / 1e9). Each figure
 /// is absent when its quantity was not declared or its time is 0 (device figures also without device
-/// time). Figures are in the report's key order: per quantity (bytes, flops, items) CPU, then device.
+/// time). Figures are in the report's key order: per quantity (bytes, flops, items) CPU, then device; then
+/// `device_bytes_peak_fraction`, device bytes per second over the peak memory bandwidth every GPU of the
+/// environment shares (machine.hpp, shared_peak_memory_bandwidth), absent without one.
 struct throughput {
-  static constexpr std::size_t size = 6;
+  static constexpr std::size_t size = 7;
+  /// The index of `device_bytes_peak_fraction` (a share, not a rate).
+  static constexpr std::size_t peak_fraction = 6;
   /// The report key of each figure.
   static constexpr std::array<std::string_view, size> names = {
       "cpu_bytes_per_second", "device_bytes_per_second", "cpu_flops_per_second",
-      "device_flops_per_second", "cpu_items_per_second", "device_items_per_second"};
+      "device_flops_per_second", "cpu_items_per_second", "device_items_per_second", "device_bytes_peak_fraction"};
   /// Column headings of the views (Markdown, HTML, terminal), same order.
   static constexpr std::array<std::string_view, size> headings = {
-      "CPU bytes/s", "device bytes/s", "CPU FLOP/s", "device FLOP/s", "CPU items/s", "device items/s"};
+      "CPU bytes/s", "device bytes/s", "CPU FLOP/s", "device FLOP/s", "CPU items/s", "device items/s", "% of peak BW"};
   std::array<std::optional<double>, size> figures;
 
   bool empty() const noexcept {
@@ -60,9 +64,19 @@ struct throughput {
   }
 };
 
+/// The peak memory bandwidth of `context`'s environment that `device_bytes_peak_fraction` divides by:
+/// shared_peak_memory_bandwidth of context.environment; nullopt without an environment (an imported trace).
+std::optional<double> peak_memory_bandwidth(const report_context& context);
+
 /// The run's throughput of one region: its declared work (absent: every figure absent) over its CPU
-/// time (rule 5) and its device time (rule 6).
-throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate);
+/// time (rule 5) and its device time (rule 6); with `peak_bytes_per_second`, the device bytes per second
+/// over it.
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate,
+                         std::optional<double> peak_bytes_per_second);
+
+/// A figure for the views: a rate by rate_text, the peak fraction as a percentage with 2 decimals
+/// (`37.50 %` for 0.375).
+std::string throughput_text(std::size_t figure, double value);
 
 /// True when some region of some run declared work (the views then show throughput columns).
 bool has_declared_work(const analysis_result& result);
@@ -83,8 +97,9 @@ struct region_summary {
   throughput median_throughput;
 };
 
-/// One entry per analysis_result::regions, in that order. Empty when there are no runs.
-std::vector<region_summary> summarize_regions(const analysis_result& result);
+/// One entry per analysis_result::regions, in that order. Empty when there are no runs. The throughput
+/// medians' peak fraction divides by `peak_bytes_per_second` (peak_memory_bandwidth of the context).
+std::vector<region_summary> summarize_regions(const analysis_result& result, std::optional<double> peak_bytes_per_second);
 
 /// Which throughput figures some summary has a median of: the views' throughput columns (rule 18).
 std::array<bool, throughput::size> throughput_columns(const std::vector<region_summary>& summaries);

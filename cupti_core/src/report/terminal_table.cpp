@@ -40,8 +40,10 @@ std::string bar(double share, std::size_t chars) {
 
 }  // namespace
 
-std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour, std::size_t width) {
-  const std::vector<report_detail::region_summary> summaries = report_detail::summarize_regions(result);
+std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour, std::size_t width,
+                              const report_context& context) {
+  const std::vector<report_detail::region_summary> summaries =
+      report_detail::summarize_regions(result, report_detail::peak_memory_bandwidth(context));
   const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
   std::string out;
   const auto paint = [&](std::string_view code, const std::string& text) {
@@ -119,7 +121,7 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
     for (std::size_t f = 0; f < rates.size(); ++f) {
       if (!rates[f]) continue;
       const std::optional<double>& rate = l.rate.figures[f];
-      row += "  " + pad(rate ? report_detail::rate_text(*rate) : "-", number_width, true);
+      row += "  " + pad(rate ? report_detail::throughput_text(f, *rate) : "-", number_width, true);
     }
     row += "  " + paint(l.colour, bar(l.cpu_share, bar_width));
     while (!row.empty() && row.back() == ' ') row.pop_back();
@@ -135,6 +137,9 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
          " runs; % is the region's time summed over runs over the run totals summed over runs.";
   if (std::find(rates.begin(), rates.end(), true) != rates.end()) {
     out += " Rates: declared work over the region's own time, the median over the runs that have one.";
+  }
+  if (rates[report_detail::throughput::peak_fraction]) {
+    out += " % of peak BW: device bytes/s over the GPUs' peak memory bandwidth.";
   }
   out += "\n";
   return out;

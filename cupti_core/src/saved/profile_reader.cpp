@@ -199,6 +199,9 @@ class reader {
         gpu_environment gpu;
         gpu.index = as_u32(required_member(entry, gpu_at, "index"), gpu_at.member("index"));
         gpu.name = optional_string(entry, gpu_at, "name");
+        if (const json::value* peak = optional_member(entry, "peak_memory_bandwidth_bytes_per_second")) {
+          gpu.peak_memory_bandwidth_bytes_per_second = as_unsigned(*peak, gpu_at.member("peak_memory_bandwidth_bytes_per_second"));
+        }
         if (const json::object* before = optional_object(entry, gpu_at, "before")) gpu.before = gpu_clocks(*before, gpu_at.member("before"));
         if (const json::object* after = optional_object(entry, gpu_at, "after")) gpu.after = gpu_clocks(*after, gpu_at.member("after"));
         env.gpus.push_back(std::move(gpu));
