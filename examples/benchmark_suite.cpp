@@ -80,19 +80,24 @@ void BM_ParseAndSum(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseAndSum);
 
+/// BM_SortAndDedup's and BM_SortUntilSteady's one iteration: sort a copy of `input`, then drop repeats.
+void sort_and_dedup(const std::vector<std::uint64_t>& input) {
+  std::vector<std::uint64_t> values = input;
+  {
+    const scoped_region region{sort_region};
+    std::sort(values.begin(), values.end());
+  }
+  const scoped_region region{dedup_region};
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  benchmark::DoNotOptimize(values.data());
+}
+
 void BM_SortAndDedup(benchmark::State& state) {
   const std::vector<std::uint64_t> input = random_values(4'000, 2);
   regionprof::benchmark::recorder recorder(state, "BM_SortAndDedup");
   for (auto _ : state) {
     const auto iteration = recorder.iteration();
-    std::vector<std::uint64_t> values = input;
-    {
-      const scoped_region region{sort_region};
-      std::sort(values.begin(), values.end());
-    }
-    const scoped_region region{dedup_region};
-    values.erase(std::unique(values.begin(), values.end()), values.end());
-    benchmark::DoNotOptimize(values.data());
+    sort_and_dedup(input);
   }
 }
 BENCHMARK(BM_SortAndDedup);
@@ -122,18 +127,7 @@ BENCHMARK(BM_HashAndCount);
   options.stopping.max_noise = 0.02;
   options.stopping.max_time_s = 1.0;
   return regionprof::benchmark::register_until_steady(
-      "BM_SortUntilSteady",
-      [input = random_values(4'000, 2)] {
-        std::vector<std::uint64_t> values = input;
-        {
-          const scoped_region region{sort_region};
-          std::sort(values.begin(), values.end());
-        }
-        const scoped_region region{dedup_region};
-        values.erase(std::unique(values.begin(), values.end()), values.end());
-        benchmark::DoNotOptimize(values.data());
-      },
-      options);
+      "BM_SortUntilSteady", [input = random_values(4'000, 2)] { sort_and_dedup(input); }, options);
 }();
 
 }  // namespace
