@@ -247,8 +247,11 @@ BOOST_AUTO_TEST_CASE(flush_cache_flushes_once_per_run) {
   std::filesystem::remove_all(dir);
 }
 
-// register_until_steady on a scripted clock, min_run_ns 100,000: the calibration calls take 25,000 ns each;
-// after the first (cold, not counted) it stops after 4 more (100,000 ns): K = ceil(100,000 / 25,000) = 4. The measured runs then take
+// register_until_steady on a scripted clock, min_run_ns 100,000. Calibration: the cold call (not counted);
+// pass 1, one slow call (120,000 ns: alone it would make K 1); pass 2, calls of 25,000 ns until they have
+// lasted 100,000 ns: 4 calls, 25,000 ns a call, more than 10 % faster than pass 1, so pass 3: 2 calls of
+// 50,000 ns (preempted, say), not faster: calibration ends, and K comes from the fastest, pass 2:
+// ceil(100,000 / 25,000) = 4 (the last pass's would be 2). The measured runs then take
 // {100, 130, 70, 100, 101, 99, 100, 100, 102, 98} us (each call a quarter). max_noise 0.05, min_runs 6:
 // runs 6-8 have k = 1 and the whole range 70..130 around a median of 100: 60 / 200 = 0.3; run 9: sorted
 // {70, 99, 100, 100, 100, 100, 101, 102, 130}, k = 2: [99, 102], 3 / (2 * 100) = 0.015 <= 0.05: the stop.
@@ -266,8 +269,8 @@ BOOST_AUTO_TEST_CASE(until_steady_stops_at_the_hand_computed_run) {
   regionprof::benchmark::register_until_steady("BM_SteadyHand", [clock, runs_us] {
     const regionprof::scoped_region region{steady_region};
     const std::size_t c = clock->calls++;
-    const std::size_t run = c < 5 ? 0 : (c - 5) / 4;
-    clock->now += c < 5 ? 25'000 : runs_us.at(run) * 250;
+    const std::size_t run = c < 8 ? 0 : (c - 8) / 4;
+    clock->now += c == 0 ? 1'000'000 : c == 1 ? 120'000 : c < 6 ? 25'000 : c < 8 ? 50'000 : runs_us.at(run) * 250;
   }, options);
   const auto results = run_benchmarks("^BM_SteadyHand/");
   BOOST_TEST_REQUIRE(results.size() == 1u);
@@ -276,7 +279,7 @@ BOOST_AUTO_TEST_CASE(until_steady_stops_at_the_hand_computed_run) {
   BOOST_TEST(result.benchmark_name() == "BM_SteadyHand/iterations:1/manual_time");
   BOOST_TEST(result.iterations == 1);
   BOOST_TEST(result.GetAdjustedRealTime() == 25'000.0, boost::test_tools::tolerance(1e-9));  // ns
-  BOOST_TEST(clock->calls == 5u + 9u * 4u);  // calibration, then 9 runs of K
+  BOOST_TEST(clock->calls == 8u + 9u * 4u);  // calibration, then 9 runs of K
   BOOST_TEST(result.counters.at("regionprof_runs").value == 9.0);
   BOOST_TEST(result.counters.at("regionprof_iterations_per_run").value == 4.0);
   BOOST_TEST(result.counters.at("regionprof_noise").value == 0.015, boost::test_tools::tolerance(1e-12));
@@ -312,7 +315,8 @@ BOOST_AUTO_TEST_CASE(until_steady_stops_at_the_hand_computed_run) {
   std::filesystem::remove_all(dir);
 }
 
-// At a maximum the profile warns. K = 1 in both (two calibration calls of 100,000 ns, the second counted).
+// At a maximum the profile warns. K = 1 in both (three calibration calls of 100,000 ns: the cold one, then
+// one a pass; the second pass is as fast as the first, so calibration ends).
 // max_runs 8 over runs alternating 50 and 150 us: noise (150 - 50) / (2 * 100) = 0.5 > 0.01, stop at run 8
 // (max_runs). max_time_s 1 ms over runs of 300 us: elapsed 300, 600, 900, 1,200 us after runs 1-4 (counted
 // from the first measured run's start), so run 4 stops (max_time) with the noise undefined (4 < 6 runs):
@@ -329,7 +333,7 @@ BOOST_AUTO_TEST_CASE(until_steady_stops_at_a_maximum_with_a_warning) {
     options.clock = [clock] { return clock->now; };
     regionprof::benchmark::register_until_steady(name, [clock, run_ns] {
       const std::size_t c = clock->calls++;
-      clock->now += c < 2 ? 100'000 : run_ns(c - 2);  // K = 1: call c is measured run c - 2
+      clock->now += c < 3 ? 100'000 : run_ns(c - 3);  // K = 1: call c is measured run c - 3
     }, options);
     return clock;
   };
@@ -349,12 +353,12 @@ BOOST_AUTO_TEST_CASE(until_steady_stops_at_a_maximum_with_a_warning) {
   BOOST_TEST_REQUIRE(results.size() == 2u);
   const auto& noisy_result = results[0];
   const auto& slow_result = results[1];
-  BOOST_TEST(noisy_clock->calls == 2u + 8u);
+  BOOST_TEST(noisy_clock->calls == 3u + 8u);
   BOOST_TEST(noisy_result.counters.at("regionprof_runs").value == 8.0);
   BOOST_TEST(noisy_result.counters.at("regionprof_iterations_per_run").value == 1.0);
   BOOST_TEST(noisy_result.counters.at("regionprof_noise").value == 0.5, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(noisy_result.GetAdjustedRealTime() == 100'000.0, boost::test_tools::tolerance(1e-9));  // median
-  BOOST_TEST(slow_clock->calls == 2u + 4u);
+  BOOST_TEST(slow_clock->calls == 3u + 4u);
   BOOST_TEST(slow_result.counters.at("regionprof_runs").value == 4.0);
   BOOST_TEST(slow_result.counters.count("regionprof_noise") == 0u);
   BOOST_TEST(slow_result.GetAdjustedRealTime() == 300'000.0, boost::test_tools::tolerance(1e-9));

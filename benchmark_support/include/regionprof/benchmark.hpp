@@ -165,9 +165,10 @@ class recorder {
 /// `body` is one call: one unit of work, what one iteration of a plain loop does. In its single Google
 /// Benchmark iteration a recorder (as above) runs, inside the run marker each:
 ///
-/// - a calibration run, discarded (the profile's skip_runs = 1): one cold call, not counted, then calls
-///   until those have lasted `options.min_run_ns` (at most 1'000'000): K = `options.batch`, else
-///   batch_size() of their time per call;
+/// - a calibration run, discarded (the profile's skip_runs = 1): one cold call, not counted, then passes
+///   of calls, each until they have lasted `options.min_run_ns` (at most 1'000'000 calls), until a pass is
+///   no more than 10 % faster per call than the fastest before it (at most 20 passes; a body warms up over
+///   many calls): K = `options.batch`, else batch_size() of the fastest pass's time per call;
 /// - then runs of K calls, each run's wall time (device synchronize to device synchronize, `options.clock`)
 ///   fed to a regionprof::noise_stopper over `options.stopping` until it stops (noise_reached, max_runs,
 ///   max_time; cold runs flush before each run as with a recorder).
