@@ -363,6 +363,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   process_identity indexed = identity;  // %n only; the paths it gives are this process's own
   indexed.process_index = index;
   indexed.process_count = count;
+  if (window_runs) indexed.window_index = 0;  // without --processes %n is the window's: left to the library
   const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& given) {
     const std::string shown = expand_process_index(given, indexed);
     const std::string pattern = absolute_pattern(shown);
@@ -505,7 +506,8 @@ class run_command final : public command {
         .value("--window-runs", "N",
                "Write a profile every N runs and drop what it holds, so a long run\n"
                "stays in bounded memory: every output path needs %w (the window\n"
-               "index, 0, 1, ...); the last, partial window is written at exit.",
+               "index, 0, 1, ...; or %n without --processes); the last, partial\n"
+               "window is written at exit.",
                [this](std::string_view setting, std::string_view n) {
                  window_runs_ = parse_count(setting, n, 1, inject::inject_settings::max_window_runs);
                });

@@ -375,6 +375,26 @@ BOOST_AUTO_TEST_CASE(window_runs_without_the_window_index_is_a_usage_error) {
   BOOST_TEST(fs::is_empty(dir.path));
 }
 
+// Without --processes, %n names the window too (issue 22's `-o 'w/prof-%n.json'`): 7 runs in windows of 3
+// are w/prof-0.json (0-2), w/prof-1.json (3-5), w/prof-2.json (6), and the summary line names them.
+BOOST_AUTO_TEST_CASE(window_runs_with_n_as_the_window_index) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  fs::create_directory(dir.path / "w");
+  const outcome run = regionprof_run(dir.path, {"--window-runs", "3", "--run-marker", "step", "-o", "w/prof-%n.json",
+                                                "--", WINDOW_APP, "7"});
+  BOOST_TEST(run.status == 0, run.err);
+  BOOST_TEST(contains(run.err, "regionprof: wrote w/prof-0.json (3 runs"), run.err);
+  BOOST_TEST(contains(run.err, ", w/prof-1.json, w/prof-2.json\n"), run.err);
+  const std::int64_t counts[] = {3, 3, 1};
+  for (int k = 0; k < 3; ++k) {
+    const json::object profile = load_profile(dir.path / "w" / ("prof-" + std::to_string(k) + ".json"));
+    BOOST_TEST(run_indices(profile) == sequence(3 * k, counts[k]), boost::test_tools::per_element());
+    BOOST_TEST(profile.at("target").at("window").to_number<int>() == k);
+  }
+  BOOST_TEST(!fs::exists(dir.path / "w" / "prof-3.json"));
+  BOOST_TEST(!fs::exists(dir.path / "w" / "prof-%n.json"));
+}
+
 // --processes and --window-runs together: %n the process, %w the window.
 BOOST_AUTO_TEST_CASE(window_runs_with_processes) {
   cli_test::scratch_dir dir{"regionprof-run"};

@@ -148,6 +148,23 @@ BOOST_AUTO_TEST_CASE(the_window_index_of_run_window_runs) {
              "every window would write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
 }
 
+// Without a process index (no --processes), %n names the window as %w does: issue 22's `--window-runs N
+// -o 'w/prof-%n.json'`. Kept by the parent's %n-only expansion for the library to expand per window.
+BOOST_AUTO_TEST_CASE(without_a_process_index_n_is_the_window_index) {
+  process_identity id{std::nullopt, std::nullopt, std::nullopt, "node7", 4242, std::nullopt, std::nullopt,
+                      std::nullopt};
+  BOOST_TEST(expand_output_path("w/prof-%n.json", id) == "w/prof-0.json");  // no windows: the index 0
+  id.window_index = 7;
+  BOOST_TEST(expand_output_path("w/prof-%n.json", id) == "w/prof-7.json");  // names the window: accepted
+  BOOST_TEST(expand_output_path("w/%n-%w.json", id) == "w/7-7.json");
+  BOOST_TEST(expand_process_index("w/prof-%n.json", id) == "w/prof-%n.json");  // for the library, per window
+  BOOST_TEST(expand_output_path_but_pid("w/prof-%n-%p.json", id) == "w/prof-%n-%p.json");
+  id.process_index = 1;  // with --processes, %n is the process again, and the window needs %w
+  id.process_count = 3;
+  BOOST_TEST(expand_output_path("w/p%n-w%w.json", id) == "w/p1-w7.json");
+  BOOST_TEST(error_of("w/prof-%n.json", id).find("add %w (the window index)") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(identity_members_for_the_target) {
   BOOST_TEST(identity_json_members({2, 0, 4, "node7", 4242, std::nullopt, std::nullopt, std::nullopt}) ==
              R"("rank": 2, "local_rank": 0, "world_size": 4, "host": "node7", "pid": 4242)");

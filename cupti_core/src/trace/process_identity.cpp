@@ -55,7 +55,11 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
                                    "': a lone '%' at the end (write '%%' for a '%')");
     }
     const char placeholder = pattern[++i];
-    if (mode == expansion::process_index_only && placeholder != 'n') {
+    // %n without a process index but with windows is the window's index (`--window-runs N -o
+    // 'w/prof-%n.json'` without --processes): kept for the per-window expansion, as %w is.
+    const bool n_is_window = placeholder == 'n' && !identity.process_index && identity.window_index;
+    if (mode == expansion::process_index_only && (placeholder != 'n' || n_is_window)) {
+      if (n_is_window) unique_window = true;
       if (placeholder == 'r') unique = true;
       if (placeholder == 'p') unique = unique_index = true;
       if (placeholder == 'w') unique_window = true;
@@ -76,8 +80,13 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
         unique_index = true;
         break;
       case 'n':
-        out += std::to_string(identity.process_index.value_or(0));
-        unique_index = true;
+        if (n_is_window) {
+          out += keep_pid ? std::string("%n") : std::to_string(*identity.window_index);
+          unique_window = true;
+        } else {
+          out += std::to_string(identity.process_index.value_or(0));
+          unique_index = true;
+        }
         break;
       case 'w':
         out += keep_pid ? std::string("%w") : std::to_string(identity.window_index.value_or(0));
