@@ -309,33 +309,37 @@ std::vector<std::int64_t> sequence(std::int64_t from, std::int64_t count) {
 
 // --window-runs N: ceil(total / N) profiles, window k holding runs k N ... with their indices continued,
 // the last one partial; cut at exit (a fast program) and by the library's thread while the program runs
-// (window_app sleeps 30 ms after every 2 runs) alike. Total 7 and N 3: windows of 3, 3, 1.
+// (window_app sleeps 30 ms after every 2 runs) alike. Total 7 and N 3: windows of 3, 3, 1. Without
+// --processes %n names the window as %w does (issue 22's `-o 'w/prof-%n.json'`).
 BOOST_AUTO_TEST_CASE(window_runs_write_one_profile_per_window) {
-  for (const char* sleep_every : {"0", "2"}) {
-    BOOST_TEST_CONTEXT("sleep every " << sleep_every) {
-      cli_test::scratch_dir dir{"regionprof-run"};
-      fs::create_directory(dir.path / "w");
-      const outcome run = regionprof_run(dir.path, {"--window-runs", "3", "--run-marker", "step", "--region",
-                                                    "layer_(.*)=layer", "-o", "w/prof-%w.json", "--", WINDOW_APP,
-                                                    "7", sleep_every});
-      BOOST_TEST(run.status == 0);
-      BOOST_TEST(run.out.empty());
-      BOOST_TEST(contains(run.err, "regionprof: wrote w/prof-0.json (3 runs, 1 regions"), run.err);
-      BOOST_TEST(contains(run.err, ", w/prof-1.json, w/prof-2.json\n"), run.err);
-      const std::int64_t counts[] = {3, 3, 1};
-      for (int k = 0; k < 3; ++k) {
-        const json::object profile = load_profile(dir.path / "w" / ("prof-" + std::to_string(k) + ".json"));
-        BOOST_TEST(run_indices(profile) == sequence(3 * k, counts[k]), boost::test_tools::per_element());
-        BOOST_TEST(profile.at("target").at("window").to_number<int>() == k);
-        BOOST_TEST(profile.at("target").at("window_runs").to_number<int>() == 3);
-        BOOST_TEST(profile.at("regions").as_array().size() == 1u);
-        BOOST_TEST(profile.at("config").at("warmup_runs").to_number<int>() == 0);
-        const std::vector<std::string> codes = warning_codes(profile);
-        BOOST_TEST(!has(codes, "UNBALANCED_RANGES"));
-        BOOST_TEST(!has(codes, "NO_RUN_MARKERS"));
-        BOOST_TEST(has(codes, "DEVICE_TRACING_UNAVAILABLE"));  // every window says it is CPU-only
+  for (const char* pattern : {"w/prof-%w.json", "w/prof-%n.json"}) {
+    for (const char* sleep_every : {"0", "2"}) {
+      BOOST_TEST_CONTEXT(pattern << ", sleep every " << sleep_every) {
+        cli_test::scratch_dir dir{"regionprof-run"};
+        fs::create_directory(dir.path / "w");
+        const outcome run = regionprof_run(dir.path, {"--window-runs", "3", "--run-marker", "step", "--region",
+                                                      "layer_(.*)=layer", "-o", pattern, "--", WINDOW_APP,
+                                                      "7", sleep_every});
+        BOOST_TEST(run.status == 0);
+        BOOST_TEST(run.out.empty());
+        BOOST_TEST(contains(run.err, "regionprof: wrote w/prof-0.json (3 runs, 1 regions"), run.err);
+        BOOST_TEST(contains(run.err, ", w/prof-1.json, w/prof-2.json\n"), run.err);
+        const std::int64_t counts[] = {3, 3, 1};
+        for (int k = 0; k < 3; ++k) {
+          const json::object profile = load_profile(dir.path / "w" / ("prof-" + std::to_string(k) + ".json"));
+          BOOST_TEST(run_indices(profile) == sequence(3 * k, counts[k]), boost::test_tools::per_element());
+          BOOST_TEST(profile.at("target").at("window").to_number<int>() == k);
+          BOOST_TEST(profile.at("target").at("window_runs").to_number<int>() == 3);
+          BOOST_TEST(profile.at("regions").as_array().size() == 1u);
+          BOOST_TEST(profile.at("config").at("warmup_runs").to_number<int>() == 0);
+          const std::vector<std::string> codes = warning_codes(profile);
+          BOOST_TEST(!has(codes, "UNBALANCED_RANGES"));
+          BOOST_TEST(!has(codes, "NO_RUN_MARKERS"));
+          BOOST_TEST(has(codes, "DEVICE_TRACING_UNAVAILABLE"));  // every window says it is CPU-only
+        }
+        BOOST_TEST(!fs::exists(dir.path / "w" / "prof-3.json"));
+        BOOST_TEST(!fs::exists(dir.path / pattern));  // the placeholder was expanded
       }
-      BOOST_TEST(!fs::exists(dir.path / "w" / "prof-3.json"));
     }
   }
 }
@@ -373,26 +377,6 @@ BOOST_AUTO_TEST_CASE(window_runs_without_the_window_index_is_a_usage_error) {
   BOOST_TEST(contains(default_path.err, "output path 'profile.json'"), default_path.err);
   BOOST_TEST(regionprof_run(dir.path, {"--window-runs", "0", "-o", "p-%w.json", "--", WINDOW_APP, "7"}).status == 2);
   BOOST_TEST(fs::is_empty(dir.path));
-}
-
-// Without --processes, %n names the window too (issue 22's `-o 'w/prof-%n.json'`): 7 runs in windows of 3
-// are w/prof-0.json (0-2), w/prof-1.json (3-5), w/prof-2.json (6), and the summary line names them.
-BOOST_AUTO_TEST_CASE(window_runs_with_n_as_the_window_index) {
-  cli_test::scratch_dir dir{"regionprof-run"};
-  fs::create_directory(dir.path / "w");
-  const outcome run = regionprof_run(dir.path, {"--window-runs", "3", "--run-marker", "step", "-o", "w/prof-%n.json",
-                                                "--", WINDOW_APP, "7"});
-  BOOST_TEST(run.status == 0, run.err);
-  BOOST_TEST(contains(run.err, "regionprof: wrote w/prof-0.json (3 runs"), run.err);
-  BOOST_TEST(contains(run.err, ", w/prof-1.json, w/prof-2.json\n"), run.err);
-  const std::int64_t counts[] = {3, 3, 1};
-  for (int k = 0; k < 3; ++k) {
-    const json::object profile = load_profile(dir.path / "w" / ("prof-" + std::to_string(k) + ".json"));
-    BOOST_TEST(run_indices(profile) == sequence(3 * k, counts[k]), boost::test_tools::per_element());
-    BOOST_TEST(profile.at("target").at("window").to_number<int>() == k);
-  }
-  BOOST_TEST(!fs::exists(dir.path / "w" / "prof-3.json"));
-  BOOST_TEST(!fs::exists(dir.path / "w" / "prof-%n.json"));
 }
 
 // --processes and --window-runs together: %n the process, %w the window.
