@@ -24,7 +24,7 @@ namespace regionprof::benchmark {
 namespace {
 
 constexpr std::size_t max_batch = 1'000'000;
-/// The most calibration passes register_until_steady runs before it takes the last pass's time per call.
+/// The most calibration passes register_until_steady runs; K then comes from the fastest of them.
 constexpr std::size_t max_calibration_passes = 20;
 
 /// ns per iteration of each benchmark's previous invocation in this process (for the automatic K).
@@ -98,8 +98,7 @@ struct recorder::state_holder {
 
 recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
     : state_(state), name_(std::move(name)), options_(std::move(options)), holder_(std::make_unique<state_holder>()) {
-  const stopping_options& stopping = options_.stopping;
-  if (stopping.max_noise || stopping.min_runs || stopping.max_runs || stopping.min_time_s || stopping.max_time_s) {
+  if (options_.stopping.max_noise || has_stopping_bounds(options_.stopping)) {
     state_.SkipWithError(
         "regionprof::benchmark::recorder: recorder_options::stopping is set, but in a "
         "`for (auto _ : state)` loop Google Benchmark decides the iterations; register the benchmark with "
@@ -195,9 +194,8 @@ void recorder::measure_until_steady(const std::function<void()>& body) {
     batch_ = options_.batch ? std::max<std::size_t>(1, *options_.batch) : batch_size(ns_per_call, options_.min_run_ns);
 
     stopper_.emplace(options_.stopping);
-    std::int64_t measuring_since = 0;  // the first measured run's flush (or start): max_time_s counts from it
-    for (bool first = true;; first = false) {
-      if (first) measuring_since = now();
+    const std::int64_t measuring_since = now();  // before the first measured run's flush: max_time_s counts from it
+    for (;;) {
       if (options_.flush_cache) flush_caches();
       if (device != nullptr) device->synchronize();
       const std::int64_t start = now();

@@ -73,6 +73,15 @@ std::size_t median_ci95_rank(std::size_t n);
 /// ```
 std::optional<double> median_noise(std::span<const std::int64_t> sorted);
 
+/// Whether any of `options`' bounds (min_runs, max_runs, min_time_s, max_time_s) is set.
+///
+/// ```
+/// regionprof::stopping_options options;
+/// options.max_runs = 50;
+/// bool bounded = regionprof::has_stopping_bounds(options);  // true
+/// ```
+bool has_stopping_bounds(const stopping_options& options) noexcept;
+
 /// Throws std::invalid_argument naming the member for a negative or non-finite max_noise, max_runs 0,
 /// min_runs above max_runs, a negative or non-finite time, min_time_s above max_time_s, max_time_s 0, or
 /// any member set without max_noise. `who` prefixes the message (`regionprof::profile`).

@@ -95,10 +95,14 @@ std::optional<double> median_noise(std::span<const std::int64_t> sorted) {
   return (high - low) / (2.0 * median);
 }
 
+bool has_stopping_bounds(const stopping_options& options) noexcept {
+  return options.min_runs || options.max_runs || options.min_time_s || options.max_time_s;
+}
+
 void validate_stopping_options(const stopping_options& options, std::string_view who) {
   const std::string prefix = std::string(who) + ": ";
   if (!options.max_noise) {
-    if (options.min_runs || options.max_runs || options.min_time_s || options.max_time_s) {
+    if (has_stopping_bounds(options)) {
       throw std::invalid_argument(prefix +
                                   "min_runs, max_runs, min_time_s and max_time_s apply only with max_noise "
                                   "(without it the run count is fixed: measured_runs)");
