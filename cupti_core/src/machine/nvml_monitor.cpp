@@ -1,6 +1,6 @@
 // make_nvml_monitor: libnvidia-ml.so.1 loaded with dlopen (never linked, no NVML header), the GPUs' names,
-// clocks, clock event (throttle) reasons, maximum memory clock and memory bus width. NVML's ABI as used here: int results (0 = NVML_SUCCESS),
-// opaque device handles, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2.
+// clocks, clock event (throttle) reasons, maximum memory clock and memory bus width. NVML's ABI as used
+// here: int results (0 = NVML_SUCCESS), opaque device handles, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2.
 #include <dlfcn.h>
 
 #include <cstring>
