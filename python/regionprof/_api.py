@@ -449,12 +449,12 @@ def profile(
     rule 15); anything else raises ValueError.
 
     Windows (docs/design.md, "Long runs: windows"): with ``window_runs`` N, every N measured runs are
-    analysed, written to ``window_output`` (a path with ``%w``, the window's index) and dropped, so memory
-    stays bounded however many runs are measured; the last, partial window is written at the end and
-    returned. Run indices continue across windows (window k's first run is k N; warm-up runs only in
+    analysed, written to ``window_output`` (a path with ``%w``, the window's index, or ``%n``, the same
+    here) and dropped, so memory stays bounded however many runs are measured; the last, partial window
+    is written at the end and returned. Run indices continue across windows (window k's first run is k N; warm-up runs only in
     window 0) and each report has ``target.window`` and ``target.window_runs``. A ``trace_file`` then
     needs ``%w`` too (one per window). ValueError for ``window_runs=0``, ``window_runs`` with
-    ``max_noise`` or without ``window_output``, and a ``window_output`` without ``%w``.
+    ``max_noise`` or without ``window_output``, and a ``window_output`` that names no window.
 
     ```
     def step():

@@ -50,7 +50,8 @@ struct profile_options {
   /// `stopping.max_noise` (a window is a fixed count of runs).
   std::optional<std::size_t> window_runs;
   /// Where each window's JSON report goes (required with window_runs, refused without): a path pattern of
-  /// regionprof::expand_output_path that holds `%w`, e.g. `w/prof-%w.json`.
+  /// regionprof::expand_output_path that names the window: `%w`, or `%n` (the harness has no process index,
+  /// so `%n` is the window's index too), e.g. `w/prof-%w.json`.
   std::optional<std::string> window_output;
   /// Run marker, region rules, cross_thread, row_limit. The harness marks each call with the default
   /// marker; a custom `run_marker` must match exactly one range per call. `skip_runs` is the harness's
