@@ -9,7 +9,7 @@
 //   /usr/bin/time -v build/bin/regionprof_bench --benchmark_filter='BM_Analyze/10000000'
 #include <benchmark/benchmark.h>
 
-#include "regionprof/analysis.hpp"
+#include "regionprof/analysis/analysis.hpp"
 #include "support/workload.hpp"
 
 namespace {

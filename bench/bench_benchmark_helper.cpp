@@ -7,7 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "regionprof/benchmark.hpp"
+#include "regionprof/benchmark/benchmark.hpp"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/import.hpp"
+#include "regionprof/import/import.hpp"
 
 namespace {
 

@@ -10,11 +10,11 @@
 
 #include <benchmark/benchmark.h>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/job.hpp"
-#include "regionprof/profile_reader.hpp"
-#include "regionprof/report.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/job/job.hpp"
+#include "regionprof/saved/profile_reader.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace {
 

@@ -17,11 +17,11 @@
 
 #include <benchmark/benchmark.h>
 
-#include "capture/capture_clock.hpp"
-#include "capture/capture_state.hpp"
+#include "regionprof/capture/capture_clock.hpp"
+#include "regionprof/capture/capture_state.hpp"
 #include "notool_push_pop.hpp"
-#include "regionprof/capture.hpp"
-#include "regionprof/regions.hpp"
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/regions/regions.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "regionprof/report.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace {
 

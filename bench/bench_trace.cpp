@@ -4,7 +4,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "regionprof/trace.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace {
 

@@ -22,8 +22,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "regionprof/benchmark.hpp"
-#include "regionprof/regions.hpp"
+#include "regionprof/benchmark/benchmark.hpp"
+#include "regionprof/regions/regions.hpp"
 
 namespace {
 

@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.hpp"
 
 namespace {
 

@@ -26,7 +26,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "cuda_graphs_work.hpp"
-#include "regionprof/harness.hpp"
+#include "regionprof/harness/harness.hpp"
 
 namespace {
 

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <system_error>
 
-#include "regionprof/harness.hpp"
-#include "regionprof/torch.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/torch/torch.hpp"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace regionprof::bench {
 

@@ -22,8 +22,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "regionprof/capture.hpp"
-#include "regionprof/torch.hpp"
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/torch/torch.hpp"
 #include "torch_mlp_models.hpp"
 
 namespace {

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "regionprof/job.hpp"
-#include "regionprof/output.hpp"
-#include "regionprof/profile.hpp"
-#include "regionprof/profile_reader.hpp"
+#include "regionprof/job/job.hpp"
+#include "regionprof/output/output.hpp"
+#include "regionprof/model/profile.hpp"
+#include "regionprof/saved/profile_reader.hpp"
 
 namespace nb = nanobind;
 
@@ -35,7 +35,7 @@ regionprof::job_report merge_profile_texts(const std::vector<std::string>& texts
   return regionprof::merge_ranks(std::move(profiles));
 }
 
-/// `format` of the job to `path`, atomically (regionprof/output.hpp); output_error is a RuntimeError.
+/// `format` of the job to `path`, atomically (regionprof/output/output.hpp); output_error is a RuntimeError.
 void write_job(const regionprof::job_report& job, regionprof::output_format format, const std::string& path) {
   regionprof::write_output(regionprof::job_writers(job), format, path);
 }

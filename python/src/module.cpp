@@ -25,15 +25,15 @@
 #include <vector>
 
 #include "job.hpp"
-#include "regionprof/analysis.hpp"
-#include "regionprof/run_marker.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/import.hpp"
-#include "regionprof/profile.hpp"
-#include "regionprof/profile_reader.hpp"
-#include "regionprof/regions.h"
-#include "regionprof/regions.hpp"
-#include "regionprof/warnings.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/analysis/run_marker.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/import/import.hpp"
+#include "regionprof/model/profile.hpp"
+#include "regionprof/saved/profile_reader.hpp"
+#include "regionprof/regions/regions.h"
+#include "regionprof/regions/regions.hpp"
+#include "regionprof/trace/warnings.hpp"
 #include "profile_extras.hpp"
 #include "region_wrapper.hpp"
 
@@ -164,7 +164,7 @@ NB_MODULE(_native, m) {
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
         nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("skip_runs") = 0, nb::arg("graph_attribution") = "capture",
         "Imports a torch.profiler (Kineto) trace and analyses it (skip_runs: warm-up runs left out).");
-  // Loading a saved JSON report into the one result model (regionprof/profile_reader.hpp): the profile
+  // Loading a saved JSON report into the one result model (regionprof/saved/profile_reader.hpp): the profile
   // writes the JSON, Markdown and HTML its analysis wrote. profile_read_error is a ValueError.
   m.def("read_profile", &regionprof::read_profile, nb::arg("path"), "Reads a saved JSON report (a file).");
   m.def("read_profile_text",

@@ -3,7 +3,7 @@
 // (torch's, the `nvtx` package's, this extension's own) attaches the one capture linked in here.
 #include <cstdint>
 
-#include "regionprof/capture.hpp"
+#include "regionprof/capture/capture.hpp"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     const void* (*get_export_table)(std::uint32_t)) {

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "regionprof/process_identity.hpp"
-#include "regionprof/window.hpp"
+#include "regionprof/trace/process_identity.hpp"
+#include "regionprof/analysis/window.hpp"
 
 namespace nb = nanobind;
 

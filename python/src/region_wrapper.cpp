@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "regionprof/regions.h"
+#include "regionprof/regions/regions.h"
 
 namespace regionprof::python {
 namespace {

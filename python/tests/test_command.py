@@ -19,7 +19,7 @@ from command_support import BUILD_CLI, CONSOLE_SCRIPT, SOURCE_DIR, run, trace
 
 PACKAGE_DIR = Path(regionprof.__file__).resolve().parent
 
-# (arguments, exit status): usage errors 2, input errors 1, help and version 0 (cli/src/main.cpp).
+# (arguments, exit status): usage errors 2, input errors 1, help and version 0 (src/regionprof/cli/main.cpp).
 CASES = [
     (["--version"], 0),
     (["--help"], 0),

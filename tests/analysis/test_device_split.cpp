@@ -4,8 +4,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/report.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/report/report.hpp"
 #include "support/trace_builder.hpp"
 
 using namespace regionprof;

@@ -22,7 +22,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/analysis.hpp"
+#include "regionprof/analysis/analysis.hpp"
 #include "support/analysis_queries.hpp"
 #include "support/test_traces.hpp"
 #include "support/trace_builder.hpp"

@@ -8,7 +8,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/analysis.hpp"
+#include "regionprof/analysis/analysis.hpp"
 #include "support/analysis_queries.hpp"
 #include "support/random_trace.hpp"
 #include "support/reference_attribution.hpp"

@@ -14,8 +14,8 @@
 #include <boost/test/unit_test.hpp>
 #include <unistd.h>
 
-#include "regionprof/benchmark.hpp"
-#include "regionprof/profile_reader.hpp"
+#include "regionprof/benchmark/benchmark.hpp"
+#include "regionprof/saved/profile_reader.hpp"
 #include "support/child_process.hpp"
 
 namespace json = boost::json;

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "regionprof/capture.hpp"
+#include "regionprof/capture/capture.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "regionprof/capture.hpp"
+#include "regionprof/capture/capture.hpp"
 
 namespace {
 

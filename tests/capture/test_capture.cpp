@@ -20,12 +20,12 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "capture/capture_route.hpp"
-#include "capture/capture_state.hpp"
-#include "regionprof/capture.hpp"
-#include "regionprof/clock.hpp"
-#include "regionprof/regions.h"
-#include "regionprof/regions.hpp"
+#include "regionprof/capture/capture_route.hpp"
+#include "regionprof/capture/capture_state.hpp"
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/trace/clock.hpp"
+#include "regionprof/regions/regions.h"
+#include "regionprof/regions/regions.hpp"
 #include "support/child_process.hpp"
 #include "support/warning_queries.hpp"
 

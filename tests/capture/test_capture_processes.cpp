@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(exit_inside_a_region_still_writes_the_report) {
 BOOST_AUTO_TEST_CASE(sigterm_and_sigint_write_what_was_recorded) {
   for (const route& r : routes) {
     // Both injected libraries write from a thread of their own, never in the handler
-    // (nvtx_regions/src/signal/signal_writer.hpp), so ThreadSanitizer runs this for both.
+    // (src/regionprof/inject/signal_writer.hpp), so ThreadSanitizer runs this for both.
     for (const int signal_number : {SIGTERM, SIGINT}) {
       BOOST_TEST_CONTEXT(r.name << " signal " << signal_number) {
         const fs::path dir = scratch(std::string("signal_") + r.name + std::to_string(signal_number));

@@ -10,9 +10,9 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "capture/capture_state.hpp"
-#include "regionprof/capture.hpp"
-#include "regionprof/clock.hpp"
+#include "regionprof/capture/capture_state.hpp"
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/trace/clock.hpp"
 
 using namespace regionprof;
 using capture_detail::record_kind;

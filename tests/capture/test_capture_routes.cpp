@@ -12,7 +12,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "capture/capture_clock.hpp"
+#include "regionprof/capture/capture_clock.hpp"
 #include "support/child_process.hpp"
 
 using regionprof::test::run_child;

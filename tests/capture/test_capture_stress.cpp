@@ -24,10 +24,10 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "capture/capture_state.hpp"
-#include "regionprof/capture.hpp"
-#include "regionprof/regions.h"
-#include "regionprof/regions.hpp"
+#include "regionprof/capture/capture_state.hpp"
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/regions/regions.h"
+#include "regionprof/regions/regions.hpp"
 #include "support/warning_queries.hpp"
 
 using namespace regionprof;

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cli_runner.hpp"
-#include "regionprof/import.hpp"
+#include "regionprof/import/import.hpp"
 
 using cli_test::run_cli;
 

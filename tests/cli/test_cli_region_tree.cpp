@@ -13,8 +13,8 @@
 
 #include "cli_runner.hpp"
 #include "support/shared_traces.hpp"
-#include "regionprof/analysis.hpp"
-#include "regionprof/import.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/import/import.hpp"
 #include "support/reference_attribution.hpp"
 #include "support/tree_checks.hpp"
 

@@ -1,4 +1,4 @@
-// The codec between `regionprof run` and its injection library (inject/src/inject_settings.hpp), both
+// The codec between `regionprof run` and its injection library (src/regionprof/inject/inject_settings.hpp), both
 // ways: what to_environment writes, variable by variable, and from_environment giving it back.
 #include <boost/test/unit_test.hpp>
 
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "inject_settings.hpp"
+#include "regionprof/inject/inject_settings.hpp"
 
 namespace {
 

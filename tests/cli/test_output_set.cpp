@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cli_runner.hpp"
-#include "regionprof/output.hpp"
+#include "regionprof/output/output.hpp"
 
 namespace fs = std::filesystem;
 

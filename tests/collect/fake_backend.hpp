@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "collect/activity_backend.hpp"
-#include "collect/buffer_pool.hpp"
-#include "collect/cupti_records.hpp"
-#include "regionprof/clock.hpp"
-#include "regionprof/device_session.hpp"
+#include "regionprof/collect/activity_backend.hpp"
+#include "regionprof/collect/buffer_pool.hpp"
+#include "regionprof/collect/cupti_records.hpp"
+#include "regionprof/trace/clock.hpp"
+#include "regionprof/collect/device_session.hpp"
 
 namespace regionprof {
 // Boost.Test prints these when an assertion on them fails.

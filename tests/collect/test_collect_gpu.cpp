@@ -13,13 +13,13 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "collect/cupti_library.hpp"
+#include "regionprof/collect/cupti_library.hpp"
 #include "gpu_work.hpp"
-#include "regionprof/clock.hpp"
-#include "regionprof/device_session.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/trace/clock.hpp"
+#include "regionprof/collect/device_session.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.hpp"
+#include "regionprof/trace/trace.hpp"
 #include "support/warning_queries.hpp"
 
 using namespace regionprof;

@@ -15,12 +15,12 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "collect/collector.hpp"
-#include "collect/graph_capture.hpp"
+#include "regionprof/collect/collector.hpp"
+#include "regionprof/collect/graph_capture.hpp"
 #include "fake_backend.hpp"
-#include "regionprof/analysis.hpp"
-#include "regionprof/import.hpp"
-#include "regionprof/report.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/import/import.hpp"
+#include "regionprof/report/report.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;

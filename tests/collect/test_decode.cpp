@@ -7,10 +7,10 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "collect/activity_decoder.hpp"
-#include "collect/collector.hpp"
+#include "regionprof/collect/activity_decoder.hpp"
+#include "regionprof/collect/collector.hpp"
 #include "fake_backend.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/trace/trace.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;

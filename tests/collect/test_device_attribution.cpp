@@ -8,9 +8,9 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "collect/collector.hpp"
+#include "regionprof/collect/collector.hpp"
 #include "fake_backend.hpp"
-#include "regionprof/analysis.hpp"
+#include "regionprof/analysis/analysis.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;

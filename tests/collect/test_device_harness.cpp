@@ -6,9 +6,9 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "collect/cupti_library.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.hpp"
+#include "regionprof/collect/cupti_library.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.hpp"
 
 using namespace regionprof;
 

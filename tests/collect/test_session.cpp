@@ -11,12 +11,12 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "collect/buffer_pool.hpp"
-#include "collect/clock_fit.hpp"
-#include "collect/collector.hpp"
-#include "collect/cupti_library.hpp"
+#include "regionprof/collect/buffer_pool.hpp"
+#include "regionprof/collect/clock_fit.hpp"
+#include "regionprof/collect/collector.hpp"
+#include "regionprof/collect/cupti_library.hpp"
 #include "fake_backend.hpp"
-#include "regionprof/device_session.hpp"
+#include "regionprof/collect/device_session.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;

@@ -17,12 +17,12 @@
 #include <optional>
 #include <vector>
 
-#include "collect/activity_backend.hpp"
-#include "collect/activity_decoder.hpp"
-#include "collect/clock_fit.hpp"
-#include "collect/cupti_library.hpp"
-#include "collect/cupti_records.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/collect/activity_backend.hpp"
+#include "regionprof/collect/activity_decoder.hpp"
+#include "regionprof/collect/clock_fit.hpp"
+#include "regionprof/collect/cupti_library.hpp"
+#include "regionprof/collect/cupti_records.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace {
 

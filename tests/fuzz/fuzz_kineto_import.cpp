@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/import.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/import/import.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

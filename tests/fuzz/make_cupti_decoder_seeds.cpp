@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/cupti_records.hpp"
+#include "regionprof/collect/cupti_records.hpp"
 #include "fake_backend.hpp"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <iostream>
 #include <thread>
 
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.hpp"
 
 int main(int argc, char** argv) {
   try {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "regionprof/harness.hpp"
+#include "regionprof/harness/harness.hpp"
 #include "support/warning_queries.hpp"
 
 namespace regionprof::testing {

@@ -14,9 +14,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness_support.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.h"
-#include "regionprof/regions.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.h"
+#include "regionprof/regions/regions.hpp"
 
 using namespace regionprof;
 using regionprof::testing::has_warning;

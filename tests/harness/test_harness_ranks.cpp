@@ -11,7 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness_support.hpp"
-#include "regionprof/harness.hpp"
+#include "regionprof/harness/harness.hpp"
 
 using namespace regionprof;
 using regionprof::testing::quick;

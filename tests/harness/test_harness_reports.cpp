@@ -15,8 +15,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness_support.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.hpp"
 #include "support/child_process.hpp"
 
 using namespace regionprof;

@@ -15,7 +15,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness_support.hpp"
-#include "regionprof/harness.hpp"
+#include "regionprof/harness/harness.hpp"
 
 using namespace regionprof;
 using regionprof::testing::has_warning;

@@ -13,8 +13,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "harness_support.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/regions.h"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/regions/regions.h"
 
 using namespace regionprof;
 using regionprof::testing::quick;

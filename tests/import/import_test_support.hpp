@@ -11,7 +11,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/trace.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace import_test {
 

@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/import.hpp"
-#include "regionprof/report.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/import/import.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/trace/trace.hpp"
 #include "support/hostile_traces.hpp"
 #include "support/printing.hpp"
 

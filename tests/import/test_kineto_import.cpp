@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "import_test_support.hpp"
-#include "regionprof/import.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/import/import.hpp"
+#include "regionprof/trace/trace.hpp"
 
 using namespace regionprof;
 using import_test::data_file;

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "import_test_support.hpp"
-#include "regionprof/import.hpp"
+#include "regionprof/import/import.hpp"
 #include "support/shared_traces.hpp"
 
 using namespace regionprof;

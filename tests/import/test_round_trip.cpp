@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "import_test_support.hpp"
-#include "regionprof/analysis.hpp"
-#include "regionprof/import.hpp"
-#include "regionprof/report.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/import/import.hpp"
+#include "regionprof/report/report.hpp"
 #include "support/test_traces.hpp"
 
 using namespace regionprof;

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "import_test_support.hpp"
-#include "regionprof/analysis.hpp"
-#include "regionprof/import.hpp"
-#include "regionprof/report.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/import/import.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/trace/trace.hpp"
 
 using namespace regionprof;
 using import_test::data_file;

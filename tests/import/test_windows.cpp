@@ -11,7 +11,7 @@
 #include <string>
 
 #include "import_test_support.hpp"
-#include "regionprof/import.hpp"
+#include "regionprof/import/import.hpp"
 
 using namespace regionprof;
 

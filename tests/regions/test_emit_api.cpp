@@ -2,8 +2,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/regions.h"
-#include "regionprof/regions.hpp"
+#include "regionprof/regions/regions.h"
+#include "regionprof/regions/regions.hpp"
 
 using namespace regionprof;
 

@@ -1,8 +1,8 @@
 // Compiled with REGIONPROF_DISABLE: the API stays usable and compiles to nothing.
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/regions.h"
-#include "regionprof/regions.hpp"
+#include "regionprof/regions/regions.h"
+#include "regionprof/regions/regions.hpp"
 
 #ifndef REGIONPROF_DISABLE
 #error "this file must be compiled with REGIONPROF_DISABLE"

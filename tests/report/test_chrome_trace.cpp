@@ -12,7 +12,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "report_fixtures.hpp"
+#include "support/report_fixtures.hpp"
 
 using namespace regionprof;
 using namespace report_test;

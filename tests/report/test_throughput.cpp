@@ -8,8 +8,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/profile.hpp"
-#include "report_fixtures.hpp"
+#include "regionprof/model/profile.hpp"
+#include "support/report_fixtures.hpp"
 #include "support/test_traces.hpp"
 #include "support/trace_builder.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "report_fixtures.hpp"
+#include "support/report_fixtures.hpp"
 #include "support/trace_builder.hpp"
 
 using namespace regionprof;

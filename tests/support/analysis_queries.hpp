@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "regionprof/analysis.hpp"
+#include "regionprof/analysis/analysis.hpp"
 #include "support/printing.hpp"
 #include "support/warning_queries.hpp"  // find_warning, count_warnings, has_warning
 

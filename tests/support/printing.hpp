@@ -3,8 +3,8 @@
 
 #include <ostream>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/warnings.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/trace/warnings.hpp"
 
 namespace regionprof {
 

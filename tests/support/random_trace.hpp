@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "regionprof/trace.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace regionprof::test {
 

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "regionprof/analysis.hpp"  // device_type only: the reference never calls the engine
-#include "regionprof/trace.hpp"
+#include "regionprof/analysis/analysis.hpp"  // device_type only: the reference never calls the engine
+#include "regionprof/trace/trace.hpp"
 
 namespace regionprof::test::reference {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "regionprof/analysis.hpp"
-#include "regionprof/trace.hpp"
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace regionprof::test {
 

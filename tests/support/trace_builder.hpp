@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "regionprof/trace.hpp"
+#include "regionprof/trace/trace.hpp"
 
 namespace regionprof::test {
 

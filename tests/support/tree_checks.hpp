@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/analysis.hpp"
+#include "regionprof/analysis/analysis.hpp"
 
 namespace regionprof::test {
 

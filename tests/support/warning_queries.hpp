@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/warnings.hpp"
+#include "regionprof/trace/warnings.hpp"
 
 namespace regionprof::test {
 

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "regionprof/capture.hpp"
-#include "regionprof/harness.hpp"
-#include "regionprof/torch.hpp"
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/torch/torch.hpp"
 
 namespace {
 

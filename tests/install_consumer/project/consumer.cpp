@@ -1,9 +1,9 @@
 // A program built against the installed package: emits a region and checks a rule.
 #include <cstdio>
 
-#include <regionprof/analysis.hpp>
-#include <regionprof/regions.hpp>
-#include <regionprof/trace.hpp>
+#include <regionprof/analysis/analysis.hpp>
+#include <regionprof/regions/regions.hpp>
+#include <regionprof/trace/trace.hpp>
 
 int main() {
   regionprof::trace t;

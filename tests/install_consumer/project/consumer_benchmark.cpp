@@ -1,7 +1,7 @@
 // Built against the installed regionprof::benchmark: the header and the library link.
 #include <cstdio>
 
-#include <regionprof/benchmark.hpp>
+#include <regionprof/benchmark/benchmark.hpp>
 
 int main() {
   const bool ok = regionprof::benchmark::sanitize_file_name("BM_a/1") == "BM_a_1" &&

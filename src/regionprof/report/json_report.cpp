@@ -1,0 +1,345 @@
+// The JSON report (docs/report-schema.md), in the schema's key order, numbers as decimals
+// (json/json_text.hpp): member by member, each built as a small boost::json DOM (a run, a region)
+// and serialized at once, into a string (to_json) or streamed to a file (Profile::write_json).
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include "regionprof/report/report.hpp"
+#include "regionprof/report/json_report.hpp"
+#include "regionprof/json/json_text.hpp"
+#include "regionprof/report/report_common.hpp"
+#include "regionprof/report/tree_report.hpp"
+
+namespace regionprof {
+namespace {
+
+using report_detail::sv;
+using report_detail::us;
+
+namespace json = boost::json;
+using report_detail::region_summary;
+using report_detail::run_stats;
+
+double fraction(std::int64_t part_ns, std::int64_t total_ns) {
+  return static_cast<double>(part_ns) / static_cast<double>(total_ns);
+}
+
+json::object config_object(const analysis_result& result, const analysis_options& options,
+                           const report_context& context) {
+  json::object config;
+  config["warmup_runs"] = context.warmup_runs;
+  config["measured_runs"] = report_detail::measured_runs(result, context);
+  config["uses_inference_function"] = context.uses_inference_function;
+  config["run_marker"] = sv(options.run_marker.pattern);
+  json::array rules;
+  for (const name_rule& rule : options.region_rules) {
+    json::object entry;
+    entry["match"] = sv(report_detail::to_string(rule.match));
+    entry["pattern"] = sv(rule.pattern);
+    entry["kind"] = sv(rule.kind);
+    entry["domain"] = sv(rule.domain);
+    rules.push_back(std::move(entry));
+  }
+  config["region_rules"] = std::move(rules);
+  config["cross_thread"] = options.cross_thread;
+  return config;
+}
+
+json::object target_object(const trace& source) {
+  json::object target;
+  target["type"] = sv(source.target_type);
+  // `type` keeps its meaning: an extra member of that name does not override it.
+  for (auto& member : report_detail::parse_target_extra(source.target_extra_json)) {
+    if (member.key() == "type") continue;
+    target[member.key()] = member.value();
+  }
+  return target;
+}
+
+/// `timing.devices`: [{"device", "device_time_us", "device_busy_us", "device_span_us"}], by device.
+json::array devices_array(const std::vector<device_timing>& devices) {
+  json::array out;
+  for (const device_timing& d : devices) {
+    json::object entry;
+    entry["device"] = d.device;
+    entry["device_time_us"] = us(d.device_time_ns);
+    entry["device_busy_us"] = us(d.device_busy_ns);
+    entry["device_span_us"] = us(d.device_span_ns);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+/// `work`: {"bytes", "flops", "items"}, the quantities declared (rule 18).
+json::object work_object(const declared_work& work) {
+  json::object object;
+  if (work.bytes) object["bytes"] = *work.bytes;
+  if (work.flops) object["flops"] = *work.flops;
+  if (work.items) object["items"] = *work.items;
+  return object;
+}
+
+/// `throughput`: the figures present, in key order (rule 18).
+json::object throughput_object(const report_detail::throughput& figures) {
+  json::object object;
+  for (std::size_t f = 0; f < report_detail::throughput::size; ++f) {
+    if (figures.figures[f]) object[sv(report_detail::throughput::names[f])] = *figures.figures[f];
+  }
+  return object;
+}
+
+json::object run_object(const run_result& run, const analysis_result& result,
+                        std::optional<double> peak_bytes_per_second) {
+  json::object timing;
+  timing["wall_time_us"] = us(run.wall_time_ns);
+  timing["cpu_time_us"] = us(run.cpu_time_ns);
+  if (run.device_time_ns) timing["device_time_us"] = us(*run.device_time_ns);
+  if (run.device_busy_ns) timing["device_busy_us"] = us(*run.device_busy_ns);
+  if (run.device_span_ns) timing["device_span_us"] = us(*run.device_span_ns);
+  if (run.device_time_ns) timing["devices"] = devices_array(run.devices);
+
+  const bool cpu_total = run.cpu_time_ns != 0;
+  const bool device_total = run.device_time_ns.has_value() && *run.device_time_ns != 0;
+  json::array regions;
+  for (const region_aggregate& aggregate : run.regions) {
+    json::object entry;
+    entry["region_id"] = sv(result.regions[aggregate.region].id);
+    entry["calls"] = aggregate.calls;
+    entry["cpu_time_us"] = us(aggregate.cpu_time_ns);
+    if (cpu_total) entry["cpu_time_fraction"] = fraction(aggregate.cpu_time_ns, run.cpu_time_ns);
+    if (aggregate.device_time_ns) {
+      entry["device_time_us"] = us(*aggregate.device_time_ns);
+      if (device_total) entry["device_time_fraction"] = fraction(*aggregate.device_time_ns, *run.device_time_ns);
+    }
+    if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = us(*aggregate.off_thread_cpu_time_ns);
+    if (const declared_work* work = work_of(result, aggregate)) {
+      entry["work"] = work_object(*work);
+      entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate, peak_bytes_per_second));
+    }
+    regions.push_back(std::move(entry));
+  }
+
+  json::object residual;
+  residual["cpu_time_us"] = us(run.residual_cpu_ns);
+  if (cpu_total) residual["cpu_time_fraction"] = fraction(run.residual_cpu_ns, run.cpu_time_ns);
+  if (run.residual_device_ns) {
+    residual["device_time_us"] = us(*run.residual_device_ns);
+    if (device_total) residual["device_time_fraction"] = fraction(*run.residual_device_ns, *run.device_time_ns);
+  }
+
+  json::object entry;
+  entry["run_index"] = run.run_index;
+  entry["timing"] = std::move(timing);
+  entry["regions"] = std::move(regions);
+  entry["residual"] = std::move(residual);
+  if (result.has_region_tree) entry["tree"] = report_detail::tree_json(run, result);  // rule 14
+  return entry;
+}
+
+json::object key_average_view_object(const key_average_view& view) {
+  json::array rows;
+  for (const key_average_row& row : view.rows) {
+    json::object entry;
+    entry["key"] = sv(row.key);
+    entry["device_type"] = sv(to_string(row.type));
+    entry["count"] = row.count;
+    entry["self_cpu_time_total_us"] = us(row.self_cpu_time_ns);
+    entry["cpu_time_total_us"] = us(row.cpu_time_total_ns);
+    if (row.self_device_time_ns) entry["self_device_time_total_us"] = us(*row.self_device_time_ns);
+    if (row.device_time_total_ns) entry["device_time_total_us"] = us(*row.device_time_total_ns);
+    rows.push_back(std::move(entry));
+  }
+  json::object object;
+  object["sort_by"] = sv(view.sort_by);
+  object["row_limit"] = view.row_limit;
+  object["events"] = std::move(rows);
+  return object;
+}
+
+json::object profiler_object(const analysis_result& result) {
+  json::array activities{"CPU"};
+  if (result.has_device_data) activities.push_back("CUDA");
+  json::object key_averages;
+  key_averages["cpu_time_total"] = key_average_view_object(result.cpu_time_total);
+  if (result.device_time_total) key_averages["device_time_total"] = key_average_view_object(*result.device_time_total);
+  json::object profiler;
+  profiler["activities"] = std::move(activities);
+  profiler["key_averages"] = std::move(key_averages);
+  return profiler;
+}
+
+/// `{mean, min, max, median, stddev, mad[, cv]}` in us from statistics in ns (cv is unitless, absent
+/// when the mean is 0).
+json::object stats_object(const run_stats& stats) {
+  json::object object;
+  object["mean"] = stats.mean / 1000.0;
+  object["min"] = stats.min / 1000.0;
+  object["max"] = stats.max / 1000.0;
+  object["median"] = stats.median / 1000.0;
+  object["stddev"] = stats.stddev / 1000.0;
+  object["mad"] = stats.mad / 1000.0;
+  if (stats.cv) object["cv"] = *stats.cv;
+  return object;
+}
+
+/// `run_summary`: the run totals across runs; an empty object when there are no runs.
+json::object run_summary_object(const analysis_result& result) {
+  json::object object;
+  const std::optional<report_detail::run_summary> summary = report_detail::summarize_runs(result);
+  if (!summary) return object;
+  object["runs"] = result.runs.size();
+  object["wall_time_us"] = stats_object(summary->wall);
+  object["cpu_time_us"] = stats_object(summary->cpu);
+  if (summary->device) object["device_time_us"] = stats_object(*summary->device);
+  if (summary->device_busy) object["device_busy_us"] = stats_object(*summary->device_busy);
+  if (summary->device_span) object["device_span_us"] = stats_object(*summary->device_span);
+  return object;
+}
+
+json::object region_summary_object(const analysis_result& result, const report_detail::region_summary& summary) {
+  json::object entry;
+  entry["region_id"] = sv(result.regions[summary.region].id);
+  entry["runs_present"] = summary.runs_present;
+  entry["calls_total"] = summary.calls_total;
+  entry["cpu_time_us"] = stats_object(summary.cpu);
+  if (summary.device) entry["device_time_us"] = stats_object(*summary.device);
+  if (summary.off_thread) entry["off_thread_cpu_time_us"] = stats_object(*summary.off_thread);
+  if (!summary.median_throughput.empty()) entry["throughput"] = throughput_object(summary.median_throughput);
+  return entry;
+}
+
+/// `stopping` (docs/design.md, rule 16): `noise` absent when undefined.
+json::object stopping_object(const stopping_summary& stopping) {
+  json::object object;
+  object["criterion"] = sv(stopping.criterion);
+  object["runs"] = stopping.runs;
+  if (stopping.noise) object["noise"] = *stopping.noise;
+  object["target"] = stopping.target;
+  object["reason"] = sv(to_string(stopping.reason));
+  return object;
+}
+
+json::object gpu_clocks_object(const gpu_clock_state& state) {
+  json::object object;
+  object["sm_clock_mhz"] = state.sm_clock_mhz;
+  object["memory_clock_mhz"] = state.memory_clock_mhz;
+  json::array reasons;
+  for (const std::string& reason : state.throttle_reasons) reasons.emplace_back(sv(reason));
+  object["throttle_reasons"] = std::move(reasons);
+  return object;
+}
+
+/// `environment`: the members that were read, in the schema's order.
+json::object environment_object(const machine_environment& env) {
+  json::object object;
+  if (!env.cpu_model.empty()) object["cpu_model"] = sv(env.cpu_model);
+  if (env.cpu_count != 0) object["cpu_count"] = env.cpu_count;
+  if (env.load_average) {
+    object["load_average"] = json::array{(*env.load_average)[0], (*env.load_average)[1], (*env.load_average)[2]};
+  }
+  if (env.memory_total_bytes) object["memory_total_bytes"] = *env.memory_total_bytes;
+  if (env.memory_available_bytes) object["memory_available_bytes"] = *env.memory_available_bytes;
+  if (!env.cpu_governor.empty()) object["cpu_governor"] = sv(env.cpu_governor);
+  if (env.cpu_last_level_cache_bytes) object["cpu_last_level_cache_bytes"] = *env.cpu_last_level_cache_bytes;
+  if (!env.gpus.empty()) {
+    json::array gpus;
+    for (const gpu_environment& gpu : env.gpus) {
+      json::object entry;
+      entry["index"] = gpu.index;
+      entry["name"] = sv(gpu.name);
+      if (gpu.peak_memory_bandwidth_bytes_per_second) {
+        entry["peak_memory_bandwidth_bytes_per_second"] = *gpu.peak_memory_bandwidth_bytes_per_second;
+      }
+      if (gpu.before) entry["before"] = gpu_clocks_object(*gpu.before);
+      if (gpu.after) entry["after"] = gpu_clocks_object(*gpu.after);
+      gpus.push_back(std::move(entry));
+    }
+    object["gpus"] = std::move(gpus);
+  }
+  return object;
+}
+
+}  // namespace
+
+namespace report_detail {
+
+json::object warning_object(const warning& item) {
+  json::object entry;
+  entry["code"] = sv(to_string(item.code));
+  entry["message"] = sv(item.message);
+  entry["source"] = sv(to_string(item.source));
+  return entry;
+}
+
+void write_json_report(std::string& text, std::ostream* stream, const analysis_result& result, const trace& source,
+                       const analysis_options& options, const report_context& context, int depth) {
+  check_region_indices(result);
+
+  json_object_writer report(text, stream, 2, depth);
+  report.member("schema_version", 1);
+  report.member("created_at", json::string(created_at(context)));
+  json::object tool;
+  tool["name"] = context.tool_name.empty() ? json::string("regionprof") : json::string(sv(context.tool_name));
+  tool["version"] = sv(context.tool_version.empty() ? tool_version() : std::string_view(context.tool_version));
+  report.member("tool", tool);
+  report.member("config", config_object(result, options, context));
+  report.member("target", target_object(source));
+  json::object input;
+  input["args_count"] = context.input.args_count;
+  json::array kwargs;
+  for (const std::string& name : context.input.kwargs) kwargs.emplace_back(sv(name));
+  input["kwargs"] = std::move(kwargs);
+  report.member("input", input);
+
+  // One element at a time: a trace with a million runs never has a million run objects at once.
+  const std::optional<double> peak = peak_memory_bandwidth(context);  // rule 18's peak fraction
+  report.begin_array("runs");
+  for (const run_result& run : result.runs) report.element(run_object(run, result, peak));
+  report.end_array();
+  report.member("profiler", profiler_object(result));  // row_limit rows per view
+
+  report.begin_array("regions");
+  for (const region_info& region : result.regions) {
+    json::object entry;
+    entry["id"] = sv(region.id);
+    entry["name"] = sv(region.name);
+    entry["kind"] = sv(region.kind);
+    entry["module_type"] = sv(region.module_type);
+    report.element(entry);
+  }
+  report.end_array();
+
+  report.begin_array("warnings");
+  for (const warning& item : result.warnings) report.element(report_detail::warning_object(item));
+  report.end_array();
+
+  // Additions beyond the reference module's report: new keys only.
+  report.begin_array("region_summary");
+  for (const region_summary& summary : summarize_regions(result, peak)) report.element(region_summary_object(result, summary));
+  report.end_array();
+  report.member("run_summary", run_summary_object(result));
+  if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
+  if (context.stopping) report.member("stopping", stopping_object(*context.stopping));  // rule 16
+  if (context.environment) report.member("environment", environment_object(*context.environment));
+  report.finish();
+}
+
+}  // namespace report_detail
+
+std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context) {
+  std::string text;
+  report_detail::write_json_report(text, nullptr, result, source, options, context);
+  text += '\n';
+  return text;
+}
+
+}  // namespace regionprof

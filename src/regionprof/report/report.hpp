@@ -1,0 +1,154 @@
+// Report writers: JSON (docs/report-schema.md, schema_version 1), Markdown, and a Chrome trace in Kineto's conventions.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/machine/machine.hpp"
+#include "regionprof/statistics/stopping.hpp"
+#include "regionprof/trace/trace.hpp"
+
+namespace regionprof {
+
+/// What the workload was called with (report `input`): a count and names, never values.
+struct report_input {
+  std::size_t args_count = 0;       ///< positional arguments
+  std::vector<std::string> kwargs;  ///< keyword argument names, in call order
+};
+
+/// How the data behind a report was taken (report `created_at`, `tool`, `config`, `input`; the analysis
+/// options and the trace's target give the rest). A profile read back from a report (read_profile) has
+/// the file's values here, so writing it again reproduces the file.
+struct report_context {
+  std::size_t warmup_runs = 0;
+  std::size_t measured_runs = 0;  ///< 0: the number of runs found
+  bool uses_inference_function = false;
+  std::string created_at;  ///< ISO-8601; empty: the time the report is written
+  report_input input;      ///< report `input`
+  /// Report `tool.name` and `tool.version`; empty: `regionprof` and this build's version. Set from the file
+  /// for a read-back profile (another tool's, such as the reference module's, keeps its name).
+  std::string tool_name;
+  std::string tool_version;
+  /// Report `stopping`: how a run count set by max_noise came about (docs/design.md, rule 16); nullopt for a
+  /// fixed count.
+  std::optional<stopping_summary> stopping;
+  /// Report `environment`: the machine of a live profile (harness, `regionprof run`, regionprof::benchmark);
+  /// nullopt for an imported trace, which carries none.
+  std::optional<machine_environment> environment;
+};
+
+/// Settings of the Markdown view only.
+struct markdown_options {
+  /// How many runs (the first ones) get a detailed `### Run i` table. nullopt: every run when there are
+  /// at most default_detailed_runs, else none (the summary and the runs table always cover all).
+  std::optional<std::size_t> runs_detail;
+  static constexpr std::size_t default_detailed_runs = 5;
+};
+
+/// The JSON report, key for key as docs/report-schema.md specifies. Times in microseconds (ns / 1000), written as
+/// decimals (1234567 ns -> `1234.567`); fractions omitted when the run's total is 0; device fields
+/// omitted (not null, not 0) when the analysis has none. One addition beyond the reference, at the end:
+/// `region_summary` [{`region_id`, `runs_present`, `calls_total`, `cpu_time_us` {`mean`, `min`, `max`},
+/// `device_time_us` {...} (with device data), `off_thread_cpu_time_us` {...} (when seen)}], over all
+/// runs (a run without the region counts as 0). Throws std::invalid_argument when a region aggregate
+/// points outside result.regions or trace::target_extra_json is not a JSON object.
+///
+/// ```
+/// std::string text = regionprof::to_json(result, trace, options, regionprof::report_context{});
+/// ```
+std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context);
+
+/// A Markdown view that reads top-down: overview; summary (per region the median CPU and device time
+/// over runs, share of the run, MAD and cv); runs; regions; per-run attribution with a residual row
+/// (limited by markdown_options::runs_detail); key averages; warnings. Tables are padded to their
+/// column widths; times in us with 3 decimals, shares in % with 2.
+///
+/// ```
+/// std::cout << regionprof::to_markdown(result, trace, options, regionprof::report_context{},
+///                                      regionprof::markdown_options{.runs_detail = 3});
+/// ```
+std::string to_markdown(const analysis_result& result, const trace& source,
+                        const analysis_options& options, const report_context& context,
+                        const markdown_options& markdown = {});
+
+/// One self-contained HTML page (inline CSS, SVG and script; nothing is fetched): the summary, a stacked
+/// bar per run (its regions and the residual, CPU and, with device data, device), each region's time
+/// across runs (a dot per run, the median as a tick), the key-average tables and the warnings. Its script
+/// sets `#rp-status` to `regionprof-render-ok` when it ran without an error.
+///
+/// ```
+/// std::ofstream("report.html") << regionprof::to_html(result, trace, options, regionprof::report_context{});
+/// ```
+std::string to_html(const analysis_result& result, const trace& source, const analysis_options& options,
+                    const report_context& context);
+
+/// A terminal view: per region (and the residual) the median CPU and device time over runs, the share of
+/// the run, and a bar of that share, in aligned columns `width` characters wide. `colour`: ANSI colours
+/// (the caller decides: a TTY and no NO_COLOR). `context`: only its environment is used (the peak memory
+/// bandwidth behind the `% of peak BW` column, docs/design.md rule 18).
+///
+/// ```
+/// std::cout << regionprof::to_terminal_table(result, trace, isatty(1) && !std::getenv("NO_COLOR"));
+/// ```
+std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour,
+                              std::size_t width = 100, const report_context& context = {});
+
+/// Writes `source` as a Chrome trace (JSON object with `traceEvents`) in torch.profiler's conventions,
+/// loadable by Perfetto and chrome://tracing, and read back exactly by the Kineto importer.
+///
+/// The format (the contract between this writer and the importer; round trips are exact):
+/// - `ts` and `dur` are microseconds written from integer ns with the ns kept as 3 decimals
+///   (12345678 ns -> `12345.678`), never through a double. Always: optional `-`, the integer part,
+///   `.`, exactly 3 digits (0 -> `0.000`, 999 -> `0.999`, -1500 -> `-1.500`); `dur` = end - start.
+/// - CPU intervals are complete events (`ph: "X"`) on their (pid, tid) with `cat` from interval_kind:
+///   `user_annotation`, `cpu_op`, `python_function`, `cuda_runtime`, `cuda_driver`. API calls carry
+///   `args.correlation`; a range in a named NVTX domain carries `args.domain`. Events of one thread are
+///   written in trace order, so the importer restores input order (rule 1's tie-break).
+///   Precisely: API calls always carry `args.correlation` (0 included); every interval whose domain is
+///   not 0 carries `args.domain` (the domain's name); an interval with neither has no `args`.
+/// - Device ops are complete events with `cat` `kernel`, `gpu_memcpy` or `gpu_memset`, `pid` = device,
+///   `tid` = stream, and `args` {`device`, `stream`, `correlation`, `bytes` (copies and sets)}.
+///   `correlation` is always written (0: unknown); `bytes` only for `gpu_memcpy` and `gpu_memset`.
+/// - Each launch gets an `ac2g` flow: `ph: "s"` on the API call, `ph: "f"` (`bp: "e"`) on each of its
+///   device ops, `id` = correlation id. Precisely: only ids != 0 that have both an API call and at least
+///   one device op get a flow; the `s` sits on the first API call with that id (trace order), at its
+///   `ts`; every device op with that id gets an `f` at its own `ts`. Both have `cat` and `name` "ac2g".
+///   Readers need no flow event to link ops to calls: `args.correlation` carries the link.
+/// - Thread and process names are `ph: "M"` metadata events (`thread_name`, `process_name`), with no
+///   `ts`: a `thread_name` for each CPU thread that has a name (none for unnamed threads); for each
+///   device a `process_name` "GPU <device>" on pid = device, and for each of its streams a
+///   `thread_name` "stream <stream>" on (device, stream), by device then stream number. As in
+///   Kineto, a CPU pid equal to a device number shares that process in viewers; readers tell CPU
+///   from device events by `cat`, and apply `thread_name` only to (pid, tid) pairs that carry CPU
+///   intervals, so a thread with no interval does not come back (it carries nothing the analysis uses).
+/// - Order: all metadata events, then the CPU intervals in trace::intervals order (each API call's
+///   `s` right after it), then the device ops in trace::device_ops order (each followed by its `f`s).
+///   One event per line.
+/// - Top-level `deviceProperties`/`distributedInfo` come from trace::target_extra_json, and a top-level
+///   `regionprof` object keeps what Kineto has no place for: {`schema_version`: 1, `target_type`,
+///   `device_tracing`, `run_wall_times_ns`, `module_types`, `warnings`: [{`code`, `source`, `message`}]}.
+///   Precisely, the top-level keys in order: `schemaVersion` (1); every member of target_extra_json in
+///   its order (Kineto's `deviceProperties`, `distributedInfo`, ...) except the names this format uses
+///   itself (`schemaVersion`, `displayTimeUnit`, `regionprof`, `traceEvents`); `displayTimeUnit` ("ns");
+///   `regionprof`; `traceEvents` last. `device_tracing` is trace::device_tracing as is; `warnings` are
+///   trace::warnings (the producers', not the analysis's); `run_wall_times_ns` are integers.
+/// - Strings are JSON-escaped (control characters and DEL as escapes, never raw: Perfetto's tokenizer
+///   rejects raw control bytes); valid UTF-8 passes through, and each invalid UTF-8 subpart is replaced by
+///   U+FFFD (so only such a name does not come back byte for byte).
+///
+/// Streams: the output is written in chunks of about 1 MiB as it is formatted, never built whole.
+/// Throws std::invalid_argument (before writing anything) when an index in `source` points outside its
+/// table or target_extra_json is not a JSON object, and std::runtime_error when `out` fails.
+///
+/// ```
+/// std::ofstream out("trace.json", std::ios::binary);
+/// regionprof::write_chrome_trace(trace, out);
+/// ```
+void write_chrome_trace(const trace& source, std::ostream& out);
+
+}  // namespace regionprof

@@ -1,0 +1,195 @@
+#include "regionprof/report/report_common.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <ctime>
+#include <iterator>
+#include <stdexcept>
+
+#ifndef REGIONPROF_VERSION
+#error "REGIONPROF_VERSION must be defined by the build (CMake PROJECT_VERSION)"
+#endif
+
+namespace regionprof::report_detail {
+
+std::string_view tool_version() noexcept { return REGIONPROF_VERSION; }
+
+std::string created_at(const report_context& context) {
+  if (!context.created_at.empty()) return context.created_at;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return std::string(buffer, length);
+}
+
+std::string_view to_string(match_kind kind) noexcept {
+  switch (kind) {
+    case match_kind::exact: return "exact";
+    case match_kind::prefix: return "prefix";
+    case match_kind::regex: return "regex";
+  }
+  return "exact";
+}
+
+std::size_t measured_runs(const analysis_result& result, const report_context& context) noexcept {
+  return context.measured_runs != 0 ? context.measured_runs : result.runs.size();
+}
+
+void check_region_indices(const analysis_result& result) {
+  for (std::size_t r = 0; r < result.runs.size(); ++r) {
+    for (const region_aggregate& aggregate : result.runs[r].regions) {
+      if (aggregate.region >= result.regions.size()) {
+        throw std::invalid_argument("regionprof report: run " + std::to_string(r) + " has a region aggregate with index " +
+                                    std::to_string(aggregate.region) + " but the analysis lists only " +
+                                    std::to_string(result.regions.size()) + " regions");
+      }
+    }
+  }
+}
+
+namespace {
+
+run_stats summarize_ns(const std::vector<std::int64_t>& values_ns) {
+  std::vector<double> values(values_ns.begin(), values_ns.end());  // exact below 2^53 ns
+  return stats::summarize(values);
+}
+
+}  // namespace
+
+std::optional<double> peak_memory_bandwidth(const report_context& context) {
+  if (!context.environment) return std::nullopt;
+  return shared_peak_memory_bandwidth(*context.environment);
+}
+
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate,
+                         std::optional<double> peak_bytes_per_second) {
+  throughput out;
+  const declared_work* declared = work_of(result, aggregate);
+  if (declared == nullptr) return out;
+  const declared_work& work = *declared;
+  const std::optional<std::uint64_t>* quantities[] = {&work.bytes, &work.flops, &work.items};
+  const std::optional<std::int64_t> times[] = {aggregate.cpu_time_ns, aggregate.device_time_ns};
+  for (std::size_t q = 0; q < 3; ++q) {
+    for (std::size_t d = 0; d < 2; ++d) {
+      if (*quantities[q] && times[d] && *times[d] > 0) {
+        out.figures[2 * q + d] = static_cast<double>(**quantities[q]) * 1e9 / static_cast<double>(*times[d]);
+      }
+    }
+  }
+  const std::optional<double>& device_bytes = out.figures[1];
+  if (device_bytes && peak_bytes_per_second && *peak_bytes_per_second > 0.0) {
+    out.figures[throughput::peak_fraction] = *device_bytes / *peak_bytes_per_second;
+  }
+  return out;
+}
+
+std::string throughput_text(std::size_t figure, double value) {
+  if (figure != throughput::peak_fraction) return rate_text(value);
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, 100.0 * value, std::chars_format::fixed, 2).ptr;
+  return std::string(buffer, end) + " %";
+}
+
+bool has_declared_work(const analysis_result& result) {
+  return !result.work.empty();
+}
+
+std::string rate_text(double per_second) {
+  static constexpr const char* prefixes[] = {"", " k", " M", " G", " T", " P", " E"};
+  std::size_t p = 0;
+  while (p + 1 < std::size(prefixes) && per_second >= 999.9995) {
+    per_second /= 1000.0;
+    ++p;
+  }
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, per_second, std::chars_format::fixed, 3).ptr;
+  return std::string(buffer, end) + prefixes[p];
+}
+
+std::array<bool, throughput::size> throughput_columns(const std::vector<region_summary>& summaries) {
+  std::array<bool, throughput::size> columns{};
+  for (const region_summary& summary : summaries) {
+    for (std::size_t f = 0; f < throughput::size; ++f) columns[f] = columns[f] || summary.median_throughput.figures[f];
+  }
+  return columns;
+}
+
+std::vector<region_summary> summarize_regions(const analysis_result& result, std::optional<double> peak_bytes_per_second) {
+  check_region_indices(result);
+  std::vector<region_summary> summaries;
+  if (result.runs.empty()) return summaries;
+  const std::size_t region_count = result.regions.size();
+  const std::size_t runs = result.runs.size();
+  // Per region, one value per run (0 where the run lacks the region).
+  std::vector<std::vector<std::int64_t>> cpu(region_count, std::vector<std::int64_t>(runs, 0));
+  std::vector<std::vector<std::int64_t>> device = cpu;
+  std::vector<std::vector<std::int64_t>> off_thread = cpu;
+  std::vector<bool> has_off_thread(region_count, false);
+  summaries.resize(region_count);
+  for (std::size_t i = 0; i < runs; ++i) {
+    for (const region_aggregate& aggregate : result.runs[i].regions) {
+      const std::size_t r = aggregate.region;
+      region_summary& summary = summaries[r];
+      ++summary.runs_present;
+      summary.calls_total += aggregate.calls;
+      if (aggregate.off_thread_cpu_time_ns) has_off_thread[r] = true;
+      cpu[r][i] = aggregate.cpu_time_ns;
+      device[r][i] = aggregate.device_time_ns.value_or(0);
+      off_thread[r][i] = aggregate.off_thread_cpu_time_ns.value_or(0);
+    }
+  }
+  for (std::size_t r = 0; r < region_count; ++r) {
+    region_summary& summary = summaries[r];
+    summary.region = static_cast<std::uint32_t>(r);
+    summary.cpu = summarize_ns(cpu[r]);
+    if (result.has_device_data) summary.device = summarize_ns(device[r]);
+    if (has_off_thread[r]) summary.off_thread = summarize_ns(off_thread[r]);
+  }
+  if (has_declared_work(result)) {
+    // Rule 18: per region and figure, the median over the runs that have the figure.
+    std::vector<std::vector<throughput>> series(region_count);
+    for (const run_result& run : result.runs) {
+      for (const region_aggregate& aggregate : run.regions) {
+        if (work_of(result, aggregate)) series[aggregate.region].push_back(throughput_of(result, aggregate, peak_bytes_per_second));
+      }
+    }
+    std::vector<double> values;
+    for (std::size_t r = 0; r < region_count; ++r) {
+      for (std::size_t f = 0; f < throughput::size; ++f) {
+        values.clear();
+        for (const throughput& t : series[r]) {
+          if (t.figures[f]) values.push_back(*t.figures[f]);
+        }
+        if (!values.empty()) summaries[r].median_throughput.figures[f] = stats::median(values);
+      }
+    }
+  }
+  return summaries;
+}
+
+std::optional<run_summary> summarize_runs(const analysis_result& result) {
+  if (result.runs.empty()) return std::nullopt;
+  // One series at a time in one reused vector: 8 B per run, not 40 (docs/design.md, rule 13).
+  std::vector<double> values;
+  values.reserve(result.runs.size());
+  auto series = [&](auto value_of) {
+    values.clear();
+    for (const run_result& run : result.runs) values.push_back(static_cast<double>(value_of(run)));  // exact below 2^53 ns
+    return stats::summarize(values);
+  };
+  run_summary out{series([](const run_result& r) { return r.wall_time_ns; }),
+                  series([](const run_result& r) { return r.cpu_time_ns; }), std::nullopt, std::nullopt, std::nullopt};
+  if (result.has_device_data) {
+    const auto all = [&](auto field) {
+      return std::all_of(result.runs.begin(), result.runs.end(), [&](const run_result& r) { return (r.*field).has_value(); });
+    };
+    out.device = series([](const run_result& r) { return r.device_time_ns.value_or(0); });
+    if (all(&run_result::device_busy_ns)) out.device_busy = series([](const run_result& r) { return r.device_busy_ns.value_or(0); });
+    if (all(&run_result::device_span_ns)) out.device_span = series([](const run_result& r) { return r.device_span_ns.value_or(0); });
+  }
+  return out;
+}
+
+}  // namespace regionprof::report_detail

@@ -1,0 +1,119 @@
+// What the JSON and Markdown reports share: tool identity, timestamps, rule names, and the per-region
+// and run summaries across runs (report keys `region_summary`, `run_summary`).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/statistics/statistics.hpp"
+
+namespace regionprof::report_detail {
+
+/// Microseconds from integer nanoseconds: the double nearest to ns / 1000.
+inline double us(std::int64_t ns) noexcept { return static_cast<double>(ns) / 1000.0; }
+
+/// The project version (CMake PROJECT_VERSION), e.g. "0.1.0".
+std::string_view tool_version() noexcept;
+
+/// context.created_at when set, else the current UTC time as ISO-8601 with seconds: 2024-05-01T12:34:56Z.
+std::string created_at(const report_context& context);
+
+/// "exact", "prefix" or "regex".
+std::string_view to_string(match_kind kind) noexcept;
+
+/// context.measured_runs, or the number of runs found when it is 0.
+std::size_t measured_runs(const analysis_result& result, const report_context& context) noexcept;
+
+/// Throws std::invalid_argument when a run's region aggregate points outside result.regions.
+void check_region_indices(const analysis_result& result);
+
+/// The spread over all runs of one per-run quantity, in ns (statistics/statistics.hpp: median, mean, sample
+/// stddev, min, max, unscaled mad, cv). A run in which the region does not appear counts as 0.
+using run_stats = stats::summary;
+
+/// Declared work over own time (docs/design.md, rule 18), per second: work / (time_ns / 1e9). Each figure
+/// is absent when its quantity was not declared or its time is 0 (device figures also without device
+/// time). Figures are in the report's key order: per quantity (bytes, flops, items) CPU, then device; then
+/// `device_bytes_peak_fraction`, device bytes per second over the peak memory bandwidth every GPU of the
+/// environment shares (machine.hpp, shared_peak_memory_bandwidth), absent without one.
+struct throughput {
+  static constexpr std::size_t size = 7;
+  /// The index of `device_bytes_peak_fraction` (a share, not a rate).
+  static constexpr std::size_t peak_fraction = 6;
+  /// The report key of each figure.
+  static constexpr std::array<std::string_view, size> names = {
+      "cpu_bytes_per_second", "device_bytes_per_second", "cpu_flops_per_second",
+      "device_flops_per_second", "cpu_items_per_second", "device_items_per_second", "device_bytes_peak_fraction"};
+  /// Column headings of the views (Markdown, HTML, terminal), same order.
+  static constexpr std::array<std::string_view, size> headings = {
+      "CPU bytes/s", "device bytes/s", "CPU FLOP/s", "device FLOP/s", "CPU items/s", "device items/s", "% of peak BW"};
+  std::array<std::optional<double>, size> figures;
+
+  bool empty() const noexcept {
+    for (const auto& figure : figures) {
+      if (figure) return false;
+    }
+    return true;
+  }
+};
+
+/// The peak memory bandwidth of `context`'s environment that `device_bytes_peak_fraction` divides by:
+/// shared_peak_memory_bandwidth of context.environment; nullopt without an environment (an imported trace).
+std::optional<double> peak_memory_bandwidth(const report_context& context);
+
+/// The run's throughput of one region: its declared work (absent: every figure absent) over its CPU
+/// time (rule 5) and its device time (rule 6); with `peak_bytes_per_second`, the device bytes per second
+/// over it.
+throughput throughput_of(const analysis_result& result, const region_aggregate& aggregate,
+                         std::optional<double> peak_bytes_per_second);
+
+/// A figure for the views: a rate by rate_text, the peak fraction as a percentage with 2 decimals
+/// (`37.50 %` for 0.375).
+std::string throughput_text(std::size_t figure, double value);
+
+/// True when some region of some run declared work (the views then show throughput columns).
+bool has_declared_work(const analysis_result& result);
+
+/// A rate for the views: 3 decimals and an SI prefix (k, M, G, T, P, E), e.g. `1.250 G` for 1.25e9.
+std::string rate_text(double per_second);
+
+/// One region across all runs (report `region_summary[i]`).
+struct region_summary {
+  std::uint32_t region = 0;        ///< index into analysis_result::regions
+  std::size_t runs_present = 0;    ///< runs with an aggregate for this region
+  std::uint64_t calls_total = 0;   ///< calls summed over runs
+  run_stats cpu;
+  std::optional<run_stats> device;      ///< iff the analysis has device data
+  std::optional<run_stats> off_thread;  ///< iff some run has off-thread time for the region
+  /// Rule 18: each figure the median over the runs in which it is present (not a run without it as 0);
+  /// absent when no run has it.
+  throughput median_throughput;
+};
+
+/// One entry per analysis_result::regions, in that order. Empty when there are no runs. The throughput
+/// medians' peak fraction divides by `peak_bytes_per_second` (peak_memory_bandwidth of the context).
+std::vector<region_summary> summarize_regions(const analysis_result& result, std::optional<double> peak_bytes_per_second);
+
+/// Which throughput figures some summary has a median of: the views' throughput columns (rule 18).
+std::array<bool, throughput::size> throughput_columns(const std::vector<region_summary>& summaries);
+
+/// The run totals across all runs (report `run_summary`), in ns.
+struct run_summary {
+  run_stats wall;
+  run_stats cpu;
+  std::optional<run_stats> device;       ///< iff the analysis has device data
+  std::optional<run_stats> device_busy;  ///< iff every run has it
+  std::optional<run_stats> device_span;  ///< iff every run has it
+};
+
+/// The run totals' statistics; nullopt when there are no runs.
+std::optional<run_summary> summarize_runs(const analysis_result& result);
+
+}  // namespace regionprof::report_detail

@@ -1,0 +1,148 @@
+// The terminal view (`regionprof report --format table`): aligned columns and a bar per region showing
+// its share of the run; ANSI colour only when the caller asks for it.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "regionprof/report/report.hpp"
+#include "regionprof/report/html_page.hpp"
+#include "regionprof/report/markdown_table.hpp"
+#include "regionprof/report/report_common.hpp"
+#include "regionprof/statistics/statistics.hpp"
+
+namespace regionprof {
+namespace {
+
+using report_detail::display_width;
+using report_detail::html::fixed;
+
+constexpr std::string_view colours[] = {"\x1b[34m", "\x1b[33m", "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[35m"};
+constexpr std::string_view grey = "\x1b[90m";
+constexpr std::string_view bold = "\x1b[1m";
+constexpr std::string_view reset = "\x1b[0m";
+
+std::string pad(const std::string& text, std::size_t width, bool right) {
+  const std::size_t shown = display_width(text);
+  const std::string fill(shown < width ? width - shown : 0, ' ');
+  return right ? fill + text : text + fill;
+}
+
+/// A bar of `share` (0..1) of `chars` characters: full blocks (U+2588) and one partial eighth block.
+std::string bar(double share, std::size_t chars) {
+  static constexpr std::string_view eighths[] = {"", "\u258F", "\u258E", "\u258D", "\u258C", "\u258B", "\u258A", "\u2589"};
+  const double clamped = std::clamp(share, 0.0, 1.0);
+  const auto units = static_cast<std::size_t>(clamped * static_cast<double>(chars) * 8.0 + 0.5);
+  std::string out;
+  for (std::size_t i = 0; i < units / 8; ++i) out += "\u2588";
+  out += eighths[units % 8];
+  return out;
+}
+
+}  // namespace
+
+std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour, std::size_t width,
+                              const report_context& context) {
+  const std::vector<report_detail::region_summary> summaries =
+      report_detail::summarize_regions(result, report_detail::peak_memory_bandwidth(context));
+  const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
+  std::string out;
+  const auto paint = [&](std::string_view code, const std::string& text) {
+    return colour ? std::string(code) + text + std::string(reset) : text;
+  };
+  out += paint(bold, "regionprof: " + report_detail::clean(source.target_type)) + ", " +
+         std::to_string(result.runs.size()) + " runs" + (result.has_device_data ? ", CPU and device" : ", CPU only") +
+         ", " + std::to_string(result.warnings.size()) + " warnings\n";
+  if (!totals) return out + "No runs.\n";
+
+  const bool device = result.has_device_data && totals->device.has_value();
+  const double runs = static_cast<double>(result.runs.size());
+  struct line {
+    std::string name;
+    double cpu_median_us;
+    double cpu_share;
+    std::optional<double> device_median_us;
+    std::optional<double> device_share;
+    std::string_view colour;
+    report_detail::throughput rate;  ///< medians (rule 18)
+  };
+  std::vector<line> lines;
+  const double cpu_sum = totals->cpu.mean * runs;
+  const double device_sum = device ? totals->device->mean * runs : 0.0;
+  const auto share = [](double part, double whole) { return whole == 0.0 ? 0.0 : part / whole; };
+  for (const report_detail::region_summary& s : summaries) {
+    line l{report_detail::clean(result.regions[s.region].id, 40), s.cpu.median / 1000.0,
+           share(s.cpu.mean * runs, cpu_sum), std::nullopt, std::nullopt, colours[s.region % std::size(colours)],
+           s.median_throughput};
+    if (device && s.device) {
+      l.device_median_us = s.device->median / 1000.0;
+      l.device_share = share(s.device->mean * runs, device_sum);
+    }
+    lines.push_back(std::move(l));
+  }
+  std::vector<double> residual_cpu, residual_device;
+  for (const run_result& run : result.runs) {
+    residual_cpu.push_back(static_cast<double>(run.residual_cpu_ns));
+    residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
+  }
+  const stats::summary rc = stats::summarize(residual_cpu);
+  line residual{"(residual)", rc.median / 1000.0, share(rc.mean * runs, cpu_sum), std::nullopt, std::nullopt, grey, {}};
+  if (device) {
+    const stats::summary rd = stats::summarize(residual_device);
+    residual.device_median_us = rd.median / 1000.0;
+    residual.device_share = share(rd.mean * runs, device_sum);
+  }
+  lines.push_back(residual);
+
+  std::size_t name_width = std::string_view("region").size();
+  for (const line& l : lines) name_width = std::max(name_width, display_width(l.name));
+  const std::size_t number_width = 14;
+  const std::size_t share_width = 8;
+  std::size_t fixed_width = name_width + 2 + number_width + 1 + share_width + 2;
+  if (device) fixed_width += number_width + 1 + share_width + 2;
+  const auto rates = report_detail::throughput_columns(summaries);  // rule 18: only figures some region has
+  for (bool column : rates) fixed_width += column ? number_width + 2 : 0;
+  const std::size_t bar_width = width > fixed_width + 10 ? width - fixed_width : 10;
+
+  std::string heading = pad("region", name_width, false) + "  " + pad("median CPU us", number_width, true) + " " +
+                        pad("CPU %", share_width, true);
+  if (device) heading += "  " + pad("median dev us", number_width, true) + " " + pad("dev %", share_width, true);
+  for (std::size_t f = 0; f < rates.size(); ++f) {
+    if (rates[f]) heading += "  " + pad(std::string(report_detail::throughput::headings[f]), number_width, true);
+  }
+  heading += "  share of run (CPU)";
+  out += paint(bold, heading) + "\n";
+  for (const line& l : lines) {
+    std::string row = pad(l.name, name_width, false) + "  " + pad(fixed(l.cpu_median_us, 3), number_width, true) + " " +
+                      pad(fixed(100.0 * l.cpu_share, 2), share_width, true);
+    if (device) {
+      row += "  " + pad(l.device_median_us ? fixed(*l.device_median_us, 3) : "-", number_width, true) + " " +
+             pad(l.device_share ? fixed(100.0 * *l.device_share, 2) : "-", share_width, true);
+    }
+    for (std::size_t f = 0; f < rates.size(); ++f) {
+      if (!rates[f]) continue;
+      const std::optional<double>& rate = l.rate.figures[f];
+      row += "  " + pad(rate ? report_detail::throughput_text(f, *rate) : "-", number_width, true);
+    }
+    row += "  " + paint(l.colour, bar(l.cpu_share, bar_width));
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    out += row + "\n";
+  }
+  out += pad("(run total)", name_width, false) + "  " + pad(fixed(totals->cpu.median / 1000.0, 3), number_width, true) +
+         " " + pad("100.00", share_width, true);
+  if (device) {
+    out += "  " + pad(fixed(totals->device->median / 1000.0, 3), number_width, true) + " " +
+           pad("100.00", share_width, true);
+  }
+  out += "\nMedians over " + std::to_string(result.runs.size()) +
+         " runs; % is the region's time summed over runs over the run totals summed over runs.";
+  if (std::find(rates.begin(), rates.end(), true) != rates.end()) {
+    out += " Rates: declared work over the region's own time, the median over the runs that have one.";
+  }
+  if (rates[report_detail::throughput::peak_fraction]) {
+    out += " % of peak BW: device bytes/s over the GPUs' peak memory bandwidth.";
+  }
+  out += "\n";
+  return out;
+}
+
+}  // namespace regionprof

@@ -1,0 +1,119 @@
+// Views of saved profiles: a profile read back renders the same Markdown, the HTML page is self-contained,
+// the terminal table colours only on request.
+#include <string>
+
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/saved/profile_reader.hpp"
+#include "support/report_fixtures.hpp"
+
+using namespace regionprof;
+using namespace report_test;
+
+namespace {
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+/// Three runs (CPU totals 1000, 1200, 800 us: median 1000) with the tree
+///   r:a {500, 500, 500} us  >  r:<c> {200, 300, absent} us     r:b {250, 300, 200} us
+/// depth-first a, a > c, b. Medians: a 500, c 200 (the absent run counts 0), b 250.
+analysis_result tree_result() {
+  analysis_result result;
+  result.regions = {{"r:a", "a", "r", "-"}, {"r:b", "b", "r", "-"}};
+  result.tree_regions = result.regions;
+  result.tree_regions.push_back({"r:<c>", "<c>", "r", "-"});
+  result.has_region_tree = true;
+  const std::int64_t totals_us[] = {1000, 1200, 800}, b_us[] = {250, 300, 200}, c_us[] = {200, 300, 0};
+  for (std::size_t i = 0; i < 3; ++i) {
+    run_result run;
+    run.run_index = i;
+    run.cpu_time_ns = run.wall_time_ns = totals_us[i] * 1000;
+    run.regions = {{0, 1, 500'000, std::nullopt, std::nullopt}, {1, 1, b_us[i] * 1000, std::nullopt, std::nullopt}};
+    run.residual_cpu_ns = run.cpu_time_ns - 500'000 - b_us[i] * 1000;
+    run.tree.push_back({0, tree_node::no_parent, 0, 1, 500'000, 500'000 - c_us[i] * 1000, std::nullopt, std::nullopt});
+    if (c_us[i] != 0) run.tree.push_back({2, 0, 1, 1, c_us[i] * 1000, c_us[i] * 1000, std::nullopt, std::nullopt});
+    run.tree.push_back({1, tree_node::no_parent, 0, 1, b_us[i] * 1000, b_us[i] * 1000, std::nullopt, std::nullopt});
+    result.runs.push_back(std::move(run));
+  }
+  return result;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(saved_views)
+
+BOOST_AUTO_TEST_CASE(a_saved_profile_renders_the_same_markdown) {
+  for (const analysis_result& result : {device_result(), cpu_only_result()}) {
+    trace source;
+    source.target_type = "fixture";
+    const analysis_options options;
+    const std::string original = to_markdown(result, source, options, fixed_context());
+    const Profile saved = read_profile_text(to_json(result, source, options, fixed_context()), "fixture.json");
+    const std::string again = saved.markdown();
+    BOOST_TEST(again == original);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(html_page_is_self_contained_and_escaped) {
+  analysis_result result = device_result();
+  result.regions[1].id = "untuned_module:<head>&\"x\"";
+  const std::string page = to_html(result, trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST(page.starts_with("<!DOCTYPE html>"));
+  BOOST_TEST(contains(page, "untuned_module:&lt;head&gt;&amp;&quot;x&quot;"));
+  BOOST_TEST(!contains(page, "<head>&"));
+  // A stacked bar per run (CPU and device), a strip chart per domain: 4 charts; the status element.
+  BOOST_TEST(occurrences(page, "<svg class=\"chart\"") == 4u);
+  BOOST_TEST(contains(page, "<p id=\"rp-status\">rendering</p>"));
+  BOOST_TEST(contains(page, "Device time per run"));
+  for (const char* external : {"<script src", "<link", "@import", "url(", "<img", "https://"}) {
+    BOOST_TEST(!contains(page, external), external);
+  }
+  // Without device data: no device chart.
+  const std::string cpu_only = to_html(cpu_only_result(), trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST(!contains(cpu_only, "Device time per run"));
+  BOOST_TEST(occurrences(cpu_only, "<svg class=\"chart\"") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
+  const analysis_result result = tree_result();
+  const std::string page = to_html(result, trace{}, analysis_options{}, fixed_context());
+  BOOST_TEST(occurrences(page, "<svg class=\"chart icicle\"") == 1u);
+  BOOST_TEST(occurrences(page, "<rect class=\"icicle-node\"") == 3u);
+  // Width 900 px * median inclusive / 1000 us: a 450, a > c 180 below a from its left edge, b 225 after a.
+  BOOST_TEST(contains(page, "<rect class=\"icicle-node\" x=\"0.00\" y=\"0.0\" width=\"450.00\""), page);
+  BOOST_TEST(contains(page, "<rect class=\"icicle-node\" x=\"0.00\" y=\"20.0\" width=\"180.00\""));
+  BOOST_TEST(contains(page, "<rect class=\"icicle-node\" x=\"450.00\" y=\"0.0\" width=\"225.00\""));
+  // Self medians: a {300, 200, 500} -> 300; c {200, 300, 0} -> 200. The id is escaped.
+  BOOST_TEST(contains(page, "<title>r:a: inclusive 500.000 us, self 300.000 us</title>"));
+  BOOST_TEST(contains(page, "<title>r:&lt;c&gt;: inclusive 200.000 us, self 200.000 us</title>"));
+  BOOST_TEST(!contains(page, "r:<c>"));
+  // Read back from the JSON report, the same chart.
+  const Profile saved = read_profile_text(to_json(result, trace{}, analysis_options{}, fixed_context()), "t.json");
+  const std::string again = saved.html();
+  const auto chart = [](const std::string& html) {
+    const std::size_t from = html.find("<svg class=\"chart icicle\"");
+    return from == std::string::npos ? std::string() : html.substr(from, html.find("</svg>", from) - from);
+  };
+  BOOST_TEST(!chart(page).empty());
+  BOOST_TEST(chart(again) == chart(page));
+  // No tree: no chart.
+  BOOST_TEST(!contains(to_html(device_result(), trace{}, analysis_options{}, fixed_context()), "icicle"));
+}
+
+BOOST_AUTO_TEST_CASE(terminal_table_colours_only_on_request) {
+  const std::string plain = to_terminal_table(device_result(), trace{}, false);
+  const std::string coloured = to_terminal_table(device_result(), trace{}, true);
+  BOOST_TEST(!contains(plain, "\x1b["));
+  BOOST_TEST(contains(coloured, "\x1b["));
+  // Encoder: CPU {600, 0} us -> median 300.000, share 600 000 / 1 234 567 = 48.60 %; device median 125.000,
+  // share 250 000 / 400 000 = 62.50 %.
+  BOOST_TEST(contains(plain, "aot_module:encoder"));
+  BOOST_TEST(contains(plain, "300.000    48.60"), plain);
+  BOOST_TEST(contains(plain, "125.000    62.50"), plain);
+  BOOST_TEST(contains(plain, "(run total)"));
+  for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
+    BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,122 @@
+// Hand-made analysis results and traces for the report tests (no analysis engine involved), and small
+// helpers to read the parsed JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "regionprof/analysis/analysis.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/trace/trace.hpp"
+
+namespace report_test {
+
+namespace json = boost::json;
+
+/// Two runs with device data.
+///
+/// Run 0: wall 1 500 000 ns, CPU 1 234 567 ns, device 400 000 ns (busy 300 000, span 500 000).
+///   aot_module:encoder   calls 2, CPU 600 000, device 250 000
+///   untuned_module:head  calls 1, CPU  34 567, device  50 000, off-thread CPU 12 345
+///   residual: CPU 1 234 567 - 634 567 = 600 000, device 400 000 - 300 000 = 100 000
+/// Run 1: a zero-length run (CPU 0, device 0): fractions are absent.
+///   aot_module:encoder   calls 1, CPU 0, device 0
+inline regionprof::analysis_result device_result() {
+  using namespace regionprof;
+  analysis_result result;
+  result.has_device_data = true;
+  result.regions = {{"aot_module:encoder", "encoder", "aot_module", "-"},
+                    {"untuned_module:head", "head", "untuned_module", "torch::nn::Linear"}};
+
+  run_result run0;
+  run0.run_index = 0;
+  run0.wall_time_ns = 1500000;
+  run0.cpu_time_ns = 1234567;
+  run0.device_time_ns = 400000;
+  run0.device_busy_ns = 300000;
+  run0.device_span_ns = 500000;
+  run0.regions = {{0, 2, 600000, 250000, std::nullopt}, {1, 1, 34567, 50000, 12345}};
+  run0.residual_cpu_ns = 600000;
+  run0.residual_device_ns = 100000;
+  run0.devices = {{0, 400000, 300000, 500000}};
+
+  run_result run1;
+  run1.run_index = 1;
+  run1.wall_time_ns = 1000;
+  run1.cpu_time_ns = 0;
+  run1.device_time_ns = 0;
+  run1.device_busy_ns = 0;
+  run1.device_span_ns = 0;
+  run1.regions = {{0, 1, 0, 0, std::nullopt}};
+  run1.residual_cpu_ns = 0;
+  run1.residual_device_ns = 0;
+  result.runs = {run0, run1};
+
+  // Rows deliberately not in name order: the writer must keep the analysis's order.
+  result.cpu_time_total = {"cpu_time_total", 20,
+                           {{"aten::mm", device_type::cpu, 4, 100000, 300000, 0, 200000},
+                            {"aot_module:encoder", device_type::cpu, 3, 50000, 600000, 0, 250000},
+                            {"cudaLaunchKernel", device_type::cpu, 8, 80000, 80000, 250000, 250000}}};
+  result.device_time_total = key_average_view{
+      "device_time_total", 5, {{"gemm_kernel", device_type::cuda, 6, 0, 0, 200000, 200000},
+                               {"Memcpy HtoD", device_type::cuda, 2, 0, 0, 50000, 50000}}};
+  result.warnings = {{warning_code::uncorrelated_device_ops, warning_source::core,
+                      "2 device ops have a correlation id that matches no API call"},
+                     {warning_code::dropped_device_records, warning_source::cupti,
+                      "17 device records were dropped; raise the buffer size to 8 MiB"}};
+  return result;
+}
+
+/// One run without device data: every device field is empty.
+///   region:stage  calls 3, CPU 700 ns; residual 300 ns of a 1 000 ns run.
+inline regionprof::analysis_result cpu_only_result() {
+  using namespace regionprof;
+  analysis_result result;
+  result.has_device_data = false;
+  result.regions = {{"region:stage", "stage", "region", "-"}};
+  run_result run;
+  run.run_index = 0;
+  run.wall_time_ns = 2000;
+  run.cpu_time_ns = 1000;
+  run.regions = {{0, 3, 700, std::nullopt, std::nullopt}};
+  run.residual_cpu_ns = 300;
+  result.runs = {run};
+  result.cpu_time_total = {"cpu_time_total", 20, {{"stage_op", device_type::cpu, 3, 700, 700, std::nullopt, std::nullopt}}};
+  return result;
+}
+
+inline regionprof::report_context fixed_context() {
+  regionprof::report_context context;
+  context.warmup_runs = 3;
+  context.measured_runs = 0;
+  context.uses_inference_function = true;
+  context.created_at = "2024-05-01T12:34:56Z";
+  return context;
+}
+
+inline json::value parse(std::string_view text) { return json::parse(json::string_view(text.data(), text.size())); }
+
+inline std::vector<std::string> keys(const json::object& object) {
+  std::vector<std::string> names;
+  for (const auto& member : object) names.emplace_back(member.key());
+  return names;
+}
+
+inline std::string str(const json::value& value) { return std::string(value.as_string()); }
+
+inline double num(const json::value& value) { return value.to_number<double>(); }
+
+/// Counts non-overlapping occurrences of `needle` in `text`.
+inline std::size_t occurrences(std::string_view text, std::string_view needle) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + needle.size())) {
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace report_test
