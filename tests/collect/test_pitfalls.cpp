@@ -102,9 +102,12 @@ BOOST_AUTO_TEST_CASE(a_hundred_sessions_in_one_process_keep_device_times_exact) 
       auto session = collect::make_device_session(small_pool(), std::move(backend));
       session->start();
       const std::uint64_t base = now_ns();
+      // One reading for both ends: the order arguments are evaluated in is unspecified (GCC goes right to
+      // left), and two readings more than 500 ns apart made the stale kernel inverted instead.
+      const std::uint64_t stale = realtime_ns();
       const auto id = static_cast<std::uint32_t>(1000 * session_index);
       record_buffer buffer;
-      buffer.add(kernel(id + 1, realtime_ns(), realtime_ns() + 500, "stale"))
+      buffer.add(kernel(id + 1, stale, stale + 500, "stale"))
           .add(api_call(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, id + 2, base,
                         base + 100, 7, 8))
           .add(kernel(id + 2, base + 200, base + 200 + 1'000 + session_index, "k"))
