@@ -12,8 +12,8 @@
 
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/job/job.hpp"
-#include "regionprof/saved/profile_reader.hpp"
 #include "regionprof/report/report.hpp"
+#include "regionprof/saved/profile_reader.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace {
@@ -64,7 +64,7 @@ std::vector<std::string> rank_profiles(int ranks) {
   const char* keep = std::getenv("REGIONPROF_MERGE_KEEP_DIR");
   for (int r = 0; r < ranks; ++r) {
     const regionprof::trace t = rank_trace(r);
-    texts.push_back(regionprof::to_json(regionprof::analyze(t, options), t, options, {}));
+    texts.push_back(regionprof::to_json(regionprof::Profile(t, options, {}, regionprof::analyze(t, options))));
     if (keep != nullptr && *keep != '\0') {
       std::ofstream(std::string(keep) + "/rank-" + std::to_string(r) + ".json", std::ios::binary) << texts.back();
     }

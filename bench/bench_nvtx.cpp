@@ -17,10 +17,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "regionprof/capture/capture_clock.hpp"
-#include "regionprof/capture/capture_state.hpp"
 #include "notool_push_pop.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_clock.hpp"
+#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/regions/regions.hpp"
 
 namespace {

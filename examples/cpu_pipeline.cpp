@@ -252,9 +252,9 @@ int main(int argc, char** argv) {
     options.target_type = "cpu_pipeline";
     const regionprof::Profile profile = regionprof::profile(pipeline, options);
 
-    std::cout << profile.markdown();
-    if (args.json) profile.write_json(*args.json);
-    if (args.markdown) profile.write_markdown(*args.markdown);
+    std::cout << regionprof::to_markdown(profile);
+    if (args.json) regionprof::write_json(profile, *args.json);
+    if (args.markdown) regionprof::write_markdown(profile, *args.markdown);
     std::cerr << "cpu_pipeline: " << (args.warmup_runs + 1 + args.runs) << " runs, checksum " << checksum;
     if (args.json) std::cerr << ", wrote " << *args.json;
     if (args.trace) std::cerr << ", wrote " << *args.trace;

@@ -216,11 +216,11 @@ int main(int argc, char** argv) {
     }
     // Both variants compute the same function with the same weights.
     const torch::Tensor other = args.eager ? scripted.forward({ids}).toTensor() : eager->forward(ids);
-    std::cout << profile->markdown();
+    std::cout << regionprof::to_markdown(*profile);
     std::cout << "\nmax |eager - TorchScript| over the output: " << (output - other).abs().max().item<double>()
               << "\n";
     if (args.json_path) {
-      profile->write_json(*args.json_path);
+      regionprof::write_json(*profile, *args.json_path);
       std::cout << "wrote " << *args.json_path << "\n";
     }
   } catch (const std::exception& e) {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "regionprof/job/job.hpp"
-#include "regionprof/output/output.hpp"
 #include "regionprof/model/profile.hpp"
+#include "regionprof/output/output.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 
 namespace nb = nanobind;

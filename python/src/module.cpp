@@ -25,17 +25,19 @@
 #include <vector>
 
 #include "job.hpp"
+#include "profile_extras.hpp"
+#include "region_wrapper.hpp"
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/run_marker.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/model/profile.hpp"
-#include "regionprof/saved/profile_reader.hpp"
+#include "regionprof/output/output.hpp"
 #include "regionprof/regions/regions.h"
 #include "regionprof/regions/regions.hpp"
+#include "regionprof/report/report.hpp"
+#include "regionprof/saved/profile_reader.hpp"
 #include "regionprof/trace/warnings.hpp"
-#include "profile_extras.hpp"
-#include "region_wrapper.hpp"
 
 namespace nb = nanobind;
 
@@ -136,18 +138,23 @@ NB_MODULE(_native, m) {
   nb::exception<regionprof::profile_read_error>(m, "ProfileReadError", PyExc_ValueError);
 
   nb::class_<regionprof::Profile>(m, "NativeProfile")
-      .def("json", &regionprof::Profile::json, "The JSON report (docs/report-schema.md) as text.")
+      .def("json", [](const regionprof::Profile& p) { return regionprof::to_json(p); },
+           "The JSON report (docs/report-schema.md) as text.")
       .def(
           "markdown",
           [](const regionprof::Profile& p, std::optional<std::size_t> runs_detail) {
-            return p.markdown(regionprof::markdown_options{.runs_detail = runs_detail});
+            return regionprof::to_markdown(p, regionprof::markdown_options{.runs_detail = runs_detail});
           },
           nb::arg("runs_detail") = nb::none(),
           "The Markdown report; runs_detail: how many runs get a detailed table (default: all up to 5).")
-      .def("html", &regionprof::Profile::html, "The HTML report (one self-contained page) as text.")
-      .def("chrome_trace", &regionprof::Profile::chrome_trace, "The Chrome trace as text.")
-      .def("write_json", &regionprof::Profile::write_json, nb::arg("path"))
-      .def("write_trace", &regionprof::Profile::write_trace, nb::arg("path"));
+      .def("html", [](const regionprof::Profile& p) { return regionprof::to_html(p); },
+           "The HTML report (one self-contained page) as text.")
+      .def("chrome_trace", [](const regionprof::Profile& p) { return regionprof::to_chrome_trace(p); },
+           "The Chrome trace as text.")
+      .def("write_json", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_json(p, path); },
+           nb::arg("path"))
+      .def("write_trace", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_trace(p, path); },
+           nb::arg("path"));
 
   m.def("profile", &run_profile, nb::arg("workload"), nb::arg("warmup_runs"), nb::arg("measured_runs"),
         nb::arg("trace_file").none(), nb::arg("regions").none(), nb::arg("cross_thread"), nb::arg("row_limit"),

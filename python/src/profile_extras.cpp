@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "regionprof/trace/process_identity.hpp"
 #include "regionprof/analysis/window.hpp"
+#include "regionprof/trace/process_identity.hpp"
 
 namespace nb = nanobind;
 

@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(one_device_repeats_the_run_figures) {
 BOOST_AUTO_TEST_CASE(the_json_report_lists_devices_iff_device_data) {
   const trace t = two_devices();
   const analysis_options options;
-  const boost::json::value report = boost::json::parse(to_json(analyze(t, options), t, options, {}));
+  const boost::json::value report = boost::json::parse(to_json(Profile(t, options, {}, analyze(t, options))));
   const boost::json::array& devices = report.at("runs").at(0).at("timing").at("devices").as_array();
   BOOST_TEST_REQUIRE(devices.size() == 2u);
   BOOST_TEST(devices[1].at("device").to_number<int>() == 1);
@@ -95,11 +95,11 @@ BOOST_AUTO_TEST_CASE(the_json_report_lists_devices_iff_device_data) {
   BOOST_TEST(devices[1].at("device_span_us").as_double() == 0.6);
 
   const trace cpu_only = trace_builder().thread(1).marker(0, 1000).build();
-  const boost::json::value plain = boost::json::parse(to_json(analyze(cpu_only, options), cpu_only, options, {}));
+  const boost::json::value plain = boost::json::parse(to_json(Profile(cpu_only, options, {}, analyze(cpu_only, options))));
   BOOST_TEST(!plain.at("runs").at(0).at("timing").as_object().contains("devices"));
 
   const trace traced_idle = trace_builder().thread(1).marker(0, 1000).device_tracing().build();
-  const boost::json::value idle = boost::json::parse(to_json(analyze(traced_idle, options), traced_idle, options, {}));
+  const boost::json::value idle = boost::json::parse(to_json(Profile(traced_idle, options, {}, analyze(traced_idle, options))));
   BOOST_TEST(idle.at("runs").at(0).at("timing").at("devices").as_array().empty());
 }
 

@@ -13,9 +13,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/correlation_index.hpp"
 #include "regionprof/analysis/thread_order.hpp"
-#include "regionprof/analysis/analysis.hpp"
 #include "support/analysis_queries.hpp"
 #include "support/random_trace.hpp"
 #include "support/reference_attribution.hpp"

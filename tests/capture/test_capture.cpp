@@ -20,12 +20,12 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "regionprof/capture/capture.hpp"
 #include "regionprof/capture/capture_route.hpp"
 #include "regionprof/capture/capture_state.hpp"
-#include "regionprof/capture/capture.hpp"
-#include "regionprof/trace/clock.hpp"
 #include "regionprof/regions/regions.h"
 #include "regionprof/regions/regions.hpp"
+#include "regionprof/trace/clock.hpp"
 #include "support/child_process.hpp"
 #include "support/warning_queries.hpp"
 

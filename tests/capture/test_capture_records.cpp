@@ -10,8 +10,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/trace/clock.hpp"
 
 using namespace regionprof;

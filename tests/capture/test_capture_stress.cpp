@@ -24,8 +24,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/regions/regions.h"
 #include "regionprof/regions/regions.hpp"
 #include "support/warning_queries.hpp"

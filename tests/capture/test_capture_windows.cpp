@@ -12,8 +12,8 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_state.hpp"
 #include "support/warning_queries.hpp"
 
 using namespace regionprof;

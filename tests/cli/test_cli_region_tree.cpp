@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "cli_runner.hpp"
-#include "support/shared_traces.hpp"
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/import/import.hpp"
 #include "support/reference_attribution.hpp"
+#include "support/shared_traces.hpp"
 #include "support/tree_checks.hpp"
 
 using namespace regionprof;

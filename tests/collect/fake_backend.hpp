@@ -16,8 +16,8 @@
 #include "regionprof/collect/activity_backend.hpp"
 #include "regionprof/collect/buffer_pool.hpp"
 #include "regionprof/collect/cupti_records.hpp"
-#include "regionprof/trace/clock.hpp"
 #include "regionprof/collect/device_session.hpp"
+#include "regionprof/trace/clock.hpp"
 
 namespace regionprof {
 // Boost.Test prints these when an assertion on them fails.

@@ -13,12 +13,12 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/collect/cupti_library.hpp"
 #include "gpu_work.hpp"
-#include "regionprof/trace/clock.hpp"
+#include "regionprof/collect/cupti_library.hpp"
 #include "regionprof/collect/device_session.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/regions/regions.hpp"
+#include "regionprof/trace/clock.hpp"
 #include "regionprof/trace/trace.hpp"
 #include "support/warning_queries.hpp"
 

@@ -15,10 +15,10 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/collect/collector.hpp"
-#include "regionprof/collect/graph_capture.hpp"
 #include "fake_backend.hpp"
 #include "regionprof/analysis/analysis.hpp"
+#include "regionprof/collect/collector.hpp"
+#include "regionprof/collect/graph_capture.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/report/report.hpp"
 

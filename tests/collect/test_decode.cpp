@@ -7,9 +7,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "fake_backend.hpp"
 #include "regionprof/collect/activity_decoder.hpp"
 #include "regionprof/collect/collector.hpp"
-#include "fake_backend.hpp"
 #include "regionprof/trace/trace.hpp"
 
 using namespace regionprof;

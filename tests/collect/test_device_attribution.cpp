@@ -8,9 +8,9 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/collect/collector.hpp"
 #include "fake_backend.hpp"
 #include "regionprof/analysis/analysis.hpp"
+#include "regionprof/collect/collector.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;

@@ -11,11 +11,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "fake_backend.hpp"
 #include "regionprof/collect/buffer_pool.hpp"
 #include "regionprof/collect/clock_fit.hpp"
 #include "regionprof/collect/collector.hpp"
 #include "regionprof/collect/cupti_library.hpp"
-#include "fake_backend.hpp"
 #include "regionprof/collect/device_session.hpp"
 
 using namespace regionprof;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/collect/cupti_records.hpp"
 #include "fake_backend.hpp"
+#include "regionprof/collect/cupti_records.hpp"
 
 namespace {
 

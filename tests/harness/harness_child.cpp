@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
           std::this_thread::sleep_for(std::chrono::milliseconds(2));
         },
         options);
-    std::cout << profile.json() << '\n';
+    std::cout << regionprof::to_json(profile) << '\n';
   } catch (const std::exception& e) {
     std::fprintf(stderr, "harness_child: %s\n", e.what());
     return 1;

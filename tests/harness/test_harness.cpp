@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(declared_bytes_give_bytes_over_the_regions_cpu_time) {
         }
       },
       quick(0, 4));
-  const boost::json::object report = boost::json::parse(profile.json()).as_object();
+  const boost::json::object report = boost::json::parse(to_json(profile)).as_object();
   const boost::json::array& runs = report.at("runs").as_array();
   BOOST_TEST_REQUIRE(runs.size() == 4u);
   for (const boost::json::value& run : runs) {

@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(trace_file_expands_and_the_target_names_the_rank) {
   const Profile profile = regionprof::profile([] {}, options);
   const fs::path expected = dir / ("trace-3-" + std::to_string(getpid()) + ".json");
   BOOST_TEST(fs::exists(expected), expected);
-  const boost::json::object target = boost::json::parse(profile.json()).at("target").as_object();
+  const boost::json::object target = boost::json::parse(to_json(profile)).at("target").as_object();
   BOOST_TEST(target.at("rank").to_number<int>() == 3);
   BOOST_TEST(target.at("world_size").to_number<int>() == 4);
   BOOST_TEST(!target.contains("local_rank"));

@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(cpu_only_profile_has_no_device_fields) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       },
       quick(1, 3));
-  const boost::json::object report = boost::json::parse(profile.json()).as_object();
+  const boost::json::object report = boost::json::parse(to_json(profile)).as_object();
   BOOST_TEST(report.at("config").at("warmup_runs").as_int64() == 1);
   BOOST_TEST(report.at("config").at("measured_runs").as_int64() == 3);
   BOOST_TEST(report.at("config").at("uses_inference_function").as_bool());

@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(stops_on_noise_once_the_minimum_is_met) {
   BOOST_TEST(stopping.runs == 7u);
   BOOST_TEST(stopping.noise.has_value());
   BOOST_TEST(!has_warning(profile.result().warnings, warning_code::noise_target_not_met));
-  const boost::json::object report = boost::json::parse(profile.json()).as_object();
+  const boost::json::object report = boost::json::parse(to_json(profile)).as_object();
   BOOST_TEST(report.at("stopping").at("reason").as_string() == "noise_reached");
   BOOST_TEST(report.at("config").at("measured_runs").to_number<int>() == 7);
 }
@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(measured_runs_alone_stays_a_fixed_count) {
   const Profile profile = regionprof::profile([] {}, options);
   BOOST_TEST(profile.result().runs.size() == 4u);
   BOOST_TEST(!profile.context().stopping.has_value());
-  BOOST_TEST(!boost::json::parse(profile.json()).as_object().contains("stopping"));
+  BOOST_TEST(!boost::json::parse(to_json(profile)).as_object().contains("stopping"));
 }
 
 BOOST_AUTO_TEST_CASE(stopping_options_without_max_noise_are_refused_before_any_run) {
@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(the_report_records_the_machine_and_warns_about_it) {
   const auto& warnings = profile.result().warnings;
   BOOST_TEST(has_warning(warnings, warning_code::machine_loaded));       // 3.5 > 2 CPUs
   BOOST_TEST(has_warning(warnings, warning_code::cpu_scaling_enabled));  // powersave
-  const boost::json::object env = boost::json::parse(profile.json()).at("environment").as_object();
+  const boost::json::object env = boost::json::parse(to_json(profile)).at("environment").as_object();
   BOOST_TEST(env.at("cpu_model").as_string() == "Fake CPU");
   BOOST_TEST(env.at("cpu_count").to_number<int>() == 2);
   BOOST_TEST(env.at("load_average").as_array()[0].as_double() == 3.5);

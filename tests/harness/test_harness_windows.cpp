@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(twenty_five_runs_in_windows_of_ten_write_three_profiles) {
   BOOST_REQUIRE_EQUAL(last.result().runs.size(), 5u);
   BOOST_TEST(last.result().runs.front().run_index == 20u);
   BOOST_TEST(last.result().runs.back().run_index == 24u);
-  BOOST_TEST(last.json() == [&] {
+  BOOST_TEST(to_json(last) == [&] {
     std::ifstream file(tmp.dir / "w-2.json");
     std::stringstream text;
     text << file.rdbuf();
@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(a_last_full_window_is_the_last_and_fewer_runs_make_window_0
   BOOST_TEST(fs::exists(tmp.dir / "b-0.json"));
   BOOST_TEST(!fs::exists(tmp.dir / "b-1.json"));
   BOOST_TEST(only.result().runs.size() == 5u);
-  const boost::json::object target = boost::json::parse(only.json()).at("target").as_object();
+  const boost::json::object target = boost::json::parse(to_json(only)).at("target").as_object();
   BOOST_TEST(target.at("window").to_number<int>() == 0);
 }
 

@@ -65,8 +65,8 @@ struct report_sizes {
 
 report_sizes write_reports(const trace& t, const analysis_result& result, const analysis_options& options) {
   report_sizes sizes;
-  sizes.json = to_json(result, t, options, report_context{}).size();
-  sizes.markdown = to_markdown(result, t, options, report_context{}).size();
+  sizes.json = to_json(Profile(t, options, report_context{}, result)).size();
+  sizes.markdown = to_markdown(Profile(t, options, report_context{}, result)).size();
   std::ostringstream chrome;
   write_chrome_trace(t, chrome);
   sizes.chrome = chrome.str().size();

@@ -61,7 +61,7 @@ void expect_equivalent(const trace& original, const trace& imported) {
 boost::json::value report_without_created_at(const trace& t, const analysis_options& options) {
   report_context context;
   context.created_at = "2026-01-01T00:00:00Z";
-  boost::json::value report = boost::json::parse(to_json(analyze(t, options), t, options, context));
+  boost::json::value report = boost::json::parse(to_json(Profile(t, options, context, analyze(t, options))));
   report.as_object().erase("created_at");
   return report;
 }

@@ -43,7 +43,7 @@ std::vector<std::string> region_ids(const analysis_result& result) {
 
 boost::json::object json_report(const trace& t, const analysis_options& options) {
   const analysis_result result = analyze(t, options);
-  return boost::json::parse(to_json(result, t, options, report_context{})).as_object();
+  return boost::json::parse(to_json(Profile(t, options, report_context{}, result))).as_object();
 }
 
 std::vector<std::string> activities_of(const boost::json::object& report) {
@@ -335,7 +335,7 @@ BOOST_AUTO_TEST_CASE(real_torch2_cpu_only_trace_is_cpu_only) {
     }
   }
 
-  const std::string text = to_json(result, t, options, report_context{});
+  const std::string text = to_json(Profile(t, options, report_context{}, result));
   const auto report = boost::json::parse(text).as_object();
   BOOST_TEST((activities_of(report) == std::vector<std::string>{"CPU"}));
   BOOST_TEST(device_keys(report).empty());  // no device_time_us, device_busy_us, ... anywhere

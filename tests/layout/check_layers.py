@@ -25,6 +25,7 @@ LEVELS = [
     ["compare", "job"],                                    # diff and cross-rank merge of profiles
     ["report", "saved"],                                   # the writers; the readers
     ["output"],                                            # the one output seam
+    ["options"],                                           # the options' settings, their codecs
     ["harness"],                                           # the in-process profiler
     ["benchmark", "torch", "inject"],                      # front-ends over the harness / the capture
     ["cli"],                                               # the command

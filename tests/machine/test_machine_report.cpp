@@ -6,6 +6,7 @@
 #include <string>
 
 #include "regionprof/model/profile.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 #include "support/trace_builder.hpp"
 
@@ -37,7 +38,7 @@ BOOST_AUTO_TEST_SUITE(machine_report)
 
 BOOST_AUTO_TEST_CASE(stopping_and_environment_keys) {
   const Profile profile(one_run(), analysis_options{}, machine_context());
-  const boost::json::object report = boost::json::parse(profile.json()).as_object();
+  const boost::json::object report = boost::json::parse(to_json(profile)).as_object();
   const boost::json::object& stopping = report.at("stopping").as_object();
   BOOST_TEST(stopping.at("criterion").as_string() == "median_ci95");
   BOOST_TEST(stopping.at("runs").to_number<int>() == 9);
@@ -61,28 +62,28 @@ BOOST_AUTO_TEST_CASE(stopping_and_environment_keys) {
   auto it = report.end();
   BOOST_TEST((--it)->key() == "environment");
   BOOST_TEST((--it)->key() == "stopping");
-  BOOST_TEST(read_profile_text(profile.json(), "machine.json").json() == profile.json());
+  BOOST_TEST(to_json(read_profile_text(to_json(profile), "machine.json")) == to_json(profile));
 }
 
 BOOST_AUTO_TEST_CASE(the_markdown_overview_names_both) {
-  const std::string markdown = Profile(one_run(), analysis_options{}, machine_context()).markdown();
+  const std::string markdown = to_markdown(Profile(one_run(), analysis_options{}, machine_context()));
   BOOST_TEST(markdown.find("- Stopping: noise_reached after 9 runs, noise (median_ci95) 1.50 %, target 5.00 %\n") !=
              std::string::npos);
   BOOST_TEST(markdown.find("- Machine: Fake CPU, 4 CPUs, load 6.50 at start, governor performance, GPU 0 Fake GPU "
                            "1500 MHz before\n") != std::string::npos);
-  BOOST_TEST(Profile(one_run(), analysis_options{}).markdown().find("- Machine:") == std::string::npos);
+  BOOST_TEST(to_markdown(Profile(one_run(), analysis_options{})).find("- Machine:") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_context_without_them_writes_neither) {
   const Profile profile(one_run(), analysis_options{});
-  const boost::json::object report = boost::json::parse(profile.json()).as_object();
+  const boost::json::object report = boost::json::parse(to_json(profile)).as_object();
   BOOST_TEST(!report.contains("stopping"));
   BOOST_TEST(!report.contains("environment"));
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_stopping_reason_is_refused) {
   const Profile profile(one_run(), analysis_options{}, machine_context());
-  std::string text = profile.json();
+  std::string text = to_json(profile);
   const std::string reason = "\"noise_reached\"";
   text.replace(text.find(reason), reason.size(), "\"timeout\"");
   BOOST_CHECK_EXCEPTION(read_profile_text(text, "bad.json"), profile_read_error, [](const profile_read_error& e) {

@@ -1,2 +1,2 @@
-#define BOOST_TEST_MODULE regionprof model
+#define BOOST_TEST_MODULE regionprof output
 #include <boost/test/unit_test.hpp>

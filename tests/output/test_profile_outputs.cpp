@@ -13,7 +13,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/model/profile.hpp"
+#include "regionprof/output/output.hpp"
 #include "support/report_fixtures.hpp"
 
 using namespace regionprof;
@@ -65,14 +65,14 @@ BOOST_AUTO_TEST_CASE(unwritable_path_error_names_the_path) {
     BOOST_TEST_MESSAGE(e.what());
     return std::string(e.what()).find(path) != std::string::npos;
   };
-  BOOST_CHECK_EXCEPTION(profile.write_json(path), std::runtime_error, names_path);
-  BOOST_CHECK_EXCEPTION(profile.write_markdown(path), std::runtime_error, names_path);
-  BOOST_CHECK_EXCEPTION(profile.write_trace(path), std::runtime_error, names_path);
+  BOOST_CHECK_EXCEPTION(write_json(profile, path), std::runtime_error, names_path);
+  BOOST_CHECK_EXCEPTION(write_markdown(profile, path), std::runtime_error, names_path);
+  BOOST_CHECK_EXCEPTION(write_trace(profile, path), std::runtime_error, names_path);
 }
 
 BOOST_AUTO_TEST_CASE(end_to_end_reports_of_one_run) {
   const Profile profile = profile_or_skip(one_run_trace());
-  const json::object report = parse(profile.json()).as_object();
+  const json::object report = parse(to_json(profile)).as_object();
   const json::object& run = report.at("runs").at(0).as_object();
   BOOST_TEST(report.at("runs").as_array().size() == 1u);
   BOOST_TEST(num(run.at("timing").at("cpu_time_us")) == 1000.0);
@@ -85,18 +85,18 @@ BOOST_AUTO_TEST_CASE(end_to_end_reports_of_one_run) {
   BOOST_TEST(num(region.at("device_time_us")) == 50.0);
   BOOST_TEST(num(run.at("residual").at("cpu_time_us")) == 600.0);
   BOOST_TEST(num(run.at("residual").at("device_time_us")) == 0.0);
-  BOOST_TEST(profile.markdown().find("| (residual)") != std::string::npos);
+  BOOST_TEST(to_markdown(profile).find("| (residual)") != std::string::npos);
 
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("regionprof_report_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  profile.write_json((dir / "profile.json").string());
-  profile.write_markdown((dir / "profile.md").string());
-  profile.write_trace((dir / "trace.json").string());
-  BOOST_TEST(read_file(dir / "profile.json") == profile.json());
-  BOOST_TEST(read_file(dir / "profile.md") == profile.markdown());
+  write_json(profile, (dir / "profile.json").string());
+  write_markdown(profile, (dir / "profile.md").string());
+  write_trace(profile, (dir / "trace.json").string());
+  BOOST_TEST(read_file(dir / "profile.json") == to_json(profile));
+  BOOST_TEST(read_file(dir / "profile.md") == to_markdown(profile));
   const std::string trace_text = read_file(dir / "trace.json");
-  BOOST_TEST(trace_text == profile.chrome_trace());
+  BOOST_TEST(trace_text == to_chrome_trace(profile));
   // 3 metadata (thread main, GPU 0, stream 7), 4 complete events, 1 flow start and 1 flow end.
   BOOST_TEST(parse(trace_text).at("traceEvents").as_array().size() == 9u);
   std::filesystem::remove_all(dir);

@@ -20,7 +20,7 @@ namespace {
 json::object report_of(const analysis_result& result, const trace& source = trace{},
                        const analysis_options& options = analysis_options{},
                        const report_context& context = fixed_context()) {
-  return parse(to_json(result, source, options, context)).as_object();
+  return parse(to_json(Profile(source, options, context, result))).as_object();
 }
 
 }  // namespace
@@ -28,7 +28,7 @@ json::object report_of(const analysis_result& result, const trace& source = trac
 BOOST_AUTO_TEST_SUITE(json_report)
 
 BOOST_AUTO_TEST_CASE(top_level_keys_in_schema_order) {
-  const std::string text = to_json(device_result(), trace{}, analysis_options{}, fixed_context());
+  const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), device_result()));
   const json::object report = parse(text).as_object();
   const std::vector<std::string> expected{"schema_version", "created_at", "tool",     "config",   "target", "input",
                                           "runs",           "profiler",   "regions", "warnings", "region_summary",
@@ -114,14 +114,14 @@ BOOST_AUTO_TEST_CASE(target_type_with_extra_members_merged) {
   BOOST_TEST(str(report_of(device_result()).at("target").at("type")) == "callable");
 
   source.target_extra_json = "[not an object";
-  BOOST_CHECK_EXCEPTION(to_json(device_result(), source, analysis_options{}, fixed_context()), std::invalid_argument,
+  BOOST_CHECK_EXCEPTION(to_json(Profile(source, analysis_options{}, fixed_context(), device_result())), std::invalid_argument,
                         [](const std::invalid_argument& e) {
                           return std::string(e.what()).find("target_extra_json") != std::string::npos;
                         });
 }
 
 BOOST_AUTO_TEST_CASE(run_times_in_microseconds_and_fractions) {
-  const std::string text = to_json(device_result(), trace{}, analysis_options{}, fixed_context());
+  const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), device_result()));
   // Exact decimals in the text itself, not `1.234567E3`.
   BOOST_TEST(text.find("\"cpu_time_us\": 1234.567") != std::string::npos);
   BOOST_TEST(text.find("\"wall_time_us\": 1500.0") != std::string::npos);
@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(zero_length_run_has_no_fractions) {
 }
 
 BOOST_AUTO_TEST_CASE(no_device_data_means_absent_device_fields) {
-  const std::string text = to_json(cpu_only_result(), trace{}, analysis_options{}, fixed_context());
+  const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), cpu_only_result()));
   for (const char* field : {"device_time", "device_busy", "device_span", "self_device", "CUDA"}) {
     BOOST_TEST_INFO(field);
     BOOST_TEST(text.find(field) == std::string::npos);  // absent: not null, not 0
@@ -363,11 +363,11 @@ BOOST_AUTO_TEST_CASE(odd_strings_stay_valid_json) {
 BOOST_AUTO_TEST_CASE(bad_region_index_is_a_clear_error) {
   analysis_result result = cpu_only_result();
   result.runs[0].regions[0].region = 5;
-  BOOST_CHECK_EXCEPTION(to_json(result, trace{}, analysis_options{}, fixed_context()), std::invalid_argument,
+  BOOST_CHECK_EXCEPTION(to_json(Profile(trace{}, analysis_options{}, fixed_context(), result)), std::invalid_argument,
                         [](const std::invalid_argument& e) {
                           return std::string(e.what()).find("index 5") != std::string::npos;
                         });
-  BOOST_CHECK_THROW(to_markdown(result, trace{}, analysis_options{}, fixed_context()), std::invalid_argument);
+  BOOST_CHECK_THROW(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result)), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {
@@ -380,7 +380,7 @@ BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {
   BOOST_TEST(report.at("run_summary").as_object().empty());
   BOOST_TEST(report.at("config").at("measured_runs").as_int64() == 0);
   BOOST_TEST(report.at("profiler").at("key_averages").at("cpu_time_total").at("events").as_array().empty());
-  const std::string markdown = to_markdown(empty, trace{}, analysis_options{}, fixed_context());
+  const std::string markdown = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), empty));
   BOOST_TEST(markdown.find("## Runs\n\nNo runs.\n") != std::string::npos);
   BOOST_TEST(markdown.find("No region owned time in any run.") != std::string::npos);
   BOOST_TEST(markdown.find("No events.") != std::string::npos);

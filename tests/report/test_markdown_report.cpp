@@ -46,7 +46,7 @@ std::vector<std::vector<std::string>> rows_starting_with(const std::string& text
 BOOST_AUTO_TEST_SUITE(markdown_report)
 
 BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
-  const std::string text = to_markdown(device_result(), trace{}, analysis_options{}, fixed_context());
+  const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), device_result()));
   BOOST_TEST_MESSAGE(text);
   for (const char* heading : {"# regionprof report\n", "\n## Summary\n", "\n## Runs\n", "\n## Regions\n", "\n## Attribution per run\n",
                               "\n### Run 0\n", "\n### Run 1\n", "\n## Key averages\n", "\n### By total CPU time",
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
 }
 
 BOOST_AUTO_TEST_CASE(cpu_only_report_leaves_device_columns_out) {
-  const std::string text = to_markdown(cpu_only_result(), trace{}, analysis_options{}, fixed_context());
+  const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), cpu_only_result()));
   BOOST_TEST_MESSAGE(text);
   BOOST_TEST(text.find("device (us)") == std::string::npos);
   BOOST_TEST(text.find("By total device time") == std::string::npos);
@@ -136,9 +136,9 @@ BOOST_AUTO_TEST_CASE(terminal_hygiene_and_determinism) {
                                       "at::native::AUnaryFunctor<float, float, float, MulFunctor<float> > >(int)";
   result.regions[1].id = "untuned_module:a|b\nc \xff";
   result.regions[0].id = "aot_module:tick`ed";
-  const std::string text = to_markdown(result, trace{}, analysis_options{}, fixed_context());
+  const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result));
   BOOST_TEST_MESSAGE(text);
-  BOOST_TEST(text == to_markdown(result, trace{}, analysis_options{}, fixed_context()));
+  BOOST_TEST(text == to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result)));
   BOOST_TEST(text.back() == '\n');
   for (const std::string& line : lines_of(text)) {
     BOOST_TEST_INFO("line: [" << line << "]");
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_pipe_is_escaped_in_table_cells_only) {
   result.regions[1].id = "untuned_module:a|b";
   analysis_options options;
   options.run_marker = name_rule{match_kind::regex, R"(\[step\|\d+\])", "region", ""};
-  const std::string text = to_markdown(result, trace{}, options, fixed_context());
+  const std::string text = to_markdown(Profile(trace{}, options, fixed_context(), result));
   BOOST_TEST_MESSAGE(text);
   // In a table cell GFM needs `\|`; outside tables a code span shows its text as written.
   BOOST_TEST(text.find("`untuned_module:a\\|b`") != std::string::npos);
@@ -190,21 +190,21 @@ BOOST_AUTO_TEST_CASE(runs_detail_limits_the_per_run_tables) {
   }
   const report_context context = fixed_context();
   markdown_options markdown;
-  const std::string text = to_markdown(result, trace{}, analysis_options{}, context, markdown);
+  const std::string text = to_markdown(Profile(trace{}, analysis_options{}, context, result), markdown);
   BOOST_TEST(text.find("### Run 0") == std::string::npos);
   BOOST_TEST(text.find("Per-run tables for 0 of 6 runs") != std::string::npos);
   BOOST_TEST(text.find("\n## Summary\n") != std::string::npos);
   BOOST_TEST(rows_starting_with(text, "5").size() == 1u);  // the runs table still lists every run
   markdown.runs_detail = 2;
-  const std::string two = to_markdown(result, trace{}, analysis_options{}, context, markdown);
+  const std::string two = to_markdown(Profile(trace{}, analysis_options{}, context, result), markdown);
   BOOST_TEST(two.find("### Run 1\n") != std::string::npos);
   BOOST_TEST(two.find("### Run 2\n") == std::string::npos);
   BOOST_TEST(two.find("Per-run tables for 2 of 6 runs") != std::string::npos);
   markdown.runs_detail = 100;
-  BOOST_TEST(to_markdown(result, trace{}, analysis_options{}, context, markdown).find("### Run 5\n") != std::string::npos);
+  BOOST_TEST(to_markdown(Profile(trace{}, analysis_options{}, context, result), markdown).find("### Run 5\n") != std::string::npos);
   // Up to 5 runs, all of them by default.
   result.runs.resize(5);
-  BOOST_TEST(to_markdown(result, trace{}, analysis_options{}, fixed_context()).find("### Run 4\n") != std::string::npos);
+  BOOST_TEST(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result)).find("### Run 4\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -20,7 +20,7 @@ namespace {
 
 json::object report_of(bool device) {
   const Profile profile(test::declared_work_trace(device), analysis_options{}, fixed_context());
-  return parse(profile.json()).as_object();
+  return parse(to_json(profile)).as_object();
 }
 
 /// runs[run].regions entry of `id`.
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(region_summary_has_the_median_over_the_runs_that_have_each_
 
 BOOST_AUTO_TEST_CASE(views_show_throughput_columns_only_with_declared_work) {
   const Profile profile(test::declared_work_trace(true), analysis_options{}, fixed_context());
-  const std::string markdown = profile.markdown();
+  const std::string markdown = to_markdown(profile);
   for (const char* heading : {"median CPU bytes/s", "median device bytes/s", "median CPU FLOP/s", "median device FLOP/s"}) {
     BOOST_TEST(markdown.find(heading) != std::string::npos, heading);
   }
@@ -120,16 +120,16 @@ BOOST_AUTO_TEST_CASE(views_show_throughput_columns_only_with_declared_work) {
   BOOST_TEST(markdown.find("4.500 G") != std::string::npos);    // device bytes/s median
   BOOST_TEST(markdown.find("13.333 G") != std::string::npos);   // CPU FLOP/s
   BOOST_TEST(markdown.find("6.000 G") != std::string::npos);    // run 0's device bytes/s
-  const std::string terminal = profile.terminal_table(false);
+  const std::string terminal = to_terminal_table(profile, false);
   BOOST_TEST(terminal.find("CPU bytes/s") != std::string::npos);
   BOOST_TEST(terminal.find("16.000 G") != std::string::npos);  // device FLOP/s median
-  const std::string html = profile.html();
+  const std::string html = to_html(profile);
   BOOST_TEST(html.find("median CPU bytes/s") != std::string::npos);
   BOOST_TEST(html.find("5.000e+09") != std::string::npos);
 
   const Profile plain(test::trace_builder().thread(1).marker(0, 100).range("aot_module:a", 10, 20).build(),
                       analysis_options{}, fixed_context());
-  for (const std::string& view : {plain.markdown(), plain.terminal_table(false), plain.html()}) {
+  for (const std::string& view : {to_markdown(plain), to_terminal_table(plain, false), to_html(plain)}) {
     BOOST_TEST(view.find("bytes/s") == std::string::npos);
     BOOST_TEST(view.find("FLOP/s") == std::string::npos);
     BOOST_TEST(view.find("items/s") == std::string::npos);
@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(device_bytes_peak_fraction_is_device_bytes_per_second_over_
   // An H200's peak from NVML: 2 x 2619 MHz x 10^6 x 5120 bits / 8 = 3.35232e12 B/s.
   const std::uint64_t h200 = 3352320000000u;
   const Profile profile(test::declared_work_trace(true), analysis_options{}, context_with_peaks({h200, h200}));
-  const json::object report = parse(profile.json()).as_object();
+  const json::object report = parse(to_json(profile)).as_object();
   const json::object& run0 = run_region(report, 0, "aot_module:copy").at("throughput").as_object();
   BOOST_TEST(keys(run0).back() == "device_bytes_peak_fraction");
   BOOST_TEST(num(run0.at("device_bytes_peak_fraction")) == 6e9 / 3.35232e12);  // 1500 B / 250 ns over the peak
@@ -158,10 +158,10 @@ BOOST_AUTO_TEST_CASE(device_bytes_peak_fraction_is_device_bytes_per_second_over_
 BOOST_AUTO_TEST_CASE(device_bytes_peak_fraction_is_absent_without_one_shared_peak) {
   const auto fraction_anywhere = [](const report_context& context, bool device) {
     const Profile profile(test::declared_work_trace(device), analysis_options{}, context);
-    return profile.json().find("device_bytes_peak_fraction") != std::string::npos ||
-           profile.markdown().find("peak BW") != std::string::npos ||
-           profile.terminal_table(false).find("peak BW") != std::string::npos ||
-           profile.html().find("peak BW") != std::string::npos;
+    return to_json(profile).find("device_bytes_peak_fraction") != std::string::npos ||
+           to_markdown(profile).find("peak BW") != std::string::npos ||
+           to_terminal_table(profile, false).find("peak BW") != std::string::npos ||
+           to_html(profile).find("peak BW") != std::string::npos;
   };
   BOOST_TEST(fraction_anywhere(context_with_peaks({12000000000u}), true));  // the control: one GPU, one peak
   BOOST_TEST(!fraction_anywhere(fixed_context(), true));                    // no environment
@@ -175,15 +175,15 @@ BOOST_AUTO_TEST_CASE(device_bytes_peak_fraction_is_absent_without_one_shared_pea
 BOOST_AUTO_TEST_CASE(views_show_the_share_of_peak_bandwidth) {
   // A peak of 1.2e10 B/s: run 0's 6e9 B/s is 50 %, run 1's 3e9 25 %, their median 37.5 %.
   const Profile profile(test::declared_work_trace(true), analysis_options{}, context_with_peaks({12000000000u}));
-  const std::string markdown = profile.markdown();
+  const std::string markdown = to_markdown(profile);
   BOOST_TEST(markdown.find("median % of peak BW") != std::string::npos);
   BOOST_TEST(markdown.find("37.50 %") != std::string::npos);  // the summary's median
   BOOST_TEST(markdown.find("50.00 %") != std::string::npos);  // run 0's table
   BOOST_TEST(markdown.find("25.00 %") != std::string::npos);  // run 1's table
-  const std::string terminal = profile.terminal_table(false);
+  const std::string terminal = to_terminal_table(profile, false);
   BOOST_TEST(terminal.find("% of peak BW") != std::string::npos);
   BOOST_TEST(terminal.find("37.50 %") != std::string::npos);
-  const std::string html = profile.html();
+  const std::string html = to_html(profile);
   BOOST_TEST(html.find("median % of peak BW") != std::string::npos);
   BOOST_TEST(html.find("37.50 %") != std::string::npos);
 }

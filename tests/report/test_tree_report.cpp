@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_SUITE(tree_report)
 BOOST_AUTO_TEST_CASE(runs_carry_their_tree_depth_first) {
   const trace t = three_runs(true);
   const analysis_result result = analyze(t, analysis_options{});
-  const json::object report = parse(to_json(result, t, analysis_options{}, fixed_context())).as_object();
+  const json::object report = parse(to_json(Profile(t, analysis_options{}, fixed_context(), result))).as_object();
   const json::array& runs = report.at("runs").as_array();
   BOOST_TEST_REQUIRE(runs.size() == 3u);
   BOOST_TEST(keys(runs[0].as_object()) ==
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(tree_summary_takes_medians_over_all_runs_with_absent_as_zer
   const trace t = three_runs(false);
   const analysis_result result = analyze(t, analysis_options{});
   const json::array summary =
-      parse(to_json(result, t, analysis_options{}, fixed_context())).at("tree_summary").as_array();
+      parse(to_json(Profile(t, analysis_options{}, fixed_context(), result))).at("tree_summary").as_array();
   BOOST_TEST_REQUIRE(summary.size() == 2u);
   BOOST_TEST(keys(summary[0].as_object()) ==
                  (std::vector<std::string>{"path", "runs_present", "calls", "cpu_time_us", "self_cpu_time_us"}),
@@ -97,16 +97,16 @@ BOOST_AUTO_TEST_CASE(no_tree_no_keys_and_no_section) {
   analysis_options off;
   off.region_tree = false;
   const analysis_result result = analyze(t, off);
-  const json::object report = parse(to_json(result, t, off, fixed_context())).as_object();
+  const json::object report = parse(to_json(Profile(t, off, fixed_context(), result))).as_object();
   BOOST_TEST(!report.contains("tree_summary"));
   BOOST_TEST(!report.at("runs").at(0).as_object().contains("tree"));
-  BOOST_TEST(to_markdown(result, t, off, fixed_context()).find("## Region tree") == std::string::npos);
+  BOOST_TEST(to_markdown(Profile(t, off, fixed_context(), result)).find("## Region tree") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(markdown_indents_each_node_under_its_parent) {
   const trace t = three_runs(true);
   const analysis_result result = analyze(t, analysis_options{});
-  const std::string text = to_markdown(result, t, analysis_options{}, fixed_context());
+  const std::string text = to_markdown(Profile(t, analysis_options{}, fixed_context(), result));
   const auto at = text.find("\n## Region tree\n");
   BOOST_TEST_REQUIRE(at != std::string::npos);
   BOOST_TEST(at > text.find("\n## Attribution per run\n"));

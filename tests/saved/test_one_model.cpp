@@ -16,6 +16,7 @@
 #include "regionprof/import/import.hpp"
 #include "regionprof/job/job.hpp"
 #include "regionprof/model/profile.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 #include "support/random_trace.hpp"
 #include "support/shared_traces.hpp"
@@ -67,15 +68,15 @@ void check_same(const std::string& what, const std::string& live, const std::str
 
 /// Reads `live`'s JSON report back and checks every output of the read-back profile against the live one's.
 Profile check_read_back(const Profile& live, const std::string& name) {
-  const std::string json = live.json();
+  const std::string json = to_json(live);
   Profile saved = read_profile_text(json, name + ".json");
-  check_same(name + " JSON", json, saved.json());
-  check_same(name + " Markdown", live.markdown(), saved.markdown());
-  check_same(name + " Markdown, every run in detail", live.markdown({.runs_detail = 1000}),
-             saved.markdown({.runs_detail = 1000}));
-  check_same(name + " HTML", live.html(), saved.html());
-  check_same(name + " terminal table", live.terminal_table(false), saved.terminal_table(false));
-  check_same(name + " terminal table, coloured, 72 wide", live.terminal_table(true, 72), saved.terminal_table(true, 72));
+  check_same(name + " JSON", json, to_json(saved));
+  check_same(name + " Markdown", to_markdown(live), to_markdown(saved));
+  check_same(name + " Markdown, every run in detail", to_markdown(live, {.runs_detail = 1000}),
+             to_markdown(saved, {.runs_detail = 1000}));
+  check_same(name + " HTML", to_html(live), to_html(saved));
+  check_same(name + " terminal table", to_terminal_table(live, false), to_terminal_table(saved, false));
+  check_same(name + " terminal table, coloured, 72 wide", to_terminal_table(live, true, 72), to_terminal_table(saved, true, 72));
   return saved;
 }
 
@@ -90,7 +91,7 @@ std::string job_trace_text(const job_report& job) {
 void check_job(std::vector<named_profile> live) {
   std::vector<named_profile> saved;
   for (named_profile& rank : live) {
-    saved.push_back({rank.file, read_profile_text(rank.profile.json(), rank.file)});
+    saved.push_back({rank.file, read_profile_text(to_json(rank.profile), rank.file)});
     rank.profile = std::move(rank.profile).without_events();
   }
   job_report live_job = merge_ranks(std::move(live));
@@ -179,9 +180,9 @@ BOOST_AUTO_TEST_CASE(declared_work_read_back_writes_the_same_outputs) {
   // without device data.
   for (const bool device : {false, true}) {
     const Profile live(test::declared_work_trace(device), analysis_options{}, full_context());
-    BOOST_TEST_REQUIRE(live.json().find("\"throughput\"") != std::string::npos);
+    BOOST_TEST_REQUIRE(to_json(live).find("\"throughput\"") != std::string::npos);
     // With device data, the fraction of the GPUs' shared peak, derived again from the read-back environment.
-    BOOST_TEST((live.json().find("\"device_bytes_peak_fraction\"") != std::string::npos) == device);
+    BOOST_TEST((to_json(live).find("\"device_bytes_peak_fraction\"") != std::string::npos) == device);
     const Profile saved = check_read_back(live, device ? "declared_work_device" : "declared_work_cpu");
     const declared_work* saved_work = work_of(saved.result(), saved.result().runs.at(0).regions.at(0));
     const declared_work* live_work = work_of(live.result(), live.result().runs.at(0).regions.at(0));

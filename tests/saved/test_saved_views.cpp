@@ -4,6 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "regionprof/report/report.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 #include "support/report_fixtures.hpp"
 
@@ -47,9 +48,9 @@ BOOST_AUTO_TEST_CASE(a_saved_profile_renders_the_same_markdown) {
     trace source;
     source.target_type = "fixture";
     const analysis_options options;
-    const std::string original = to_markdown(result, source, options, fixed_context());
-    const Profile saved = read_profile_text(to_json(result, source, options, fixed_context()), "fixture.json");
-    const std::string again = saved.markdown();
+    const std::string original = to_markdown(Profile(source, options, fixed_context(), result));
+    const Profile saved = read_profile_text(to_json(Profile(source, options, fixed_context(), result)), "fixture.json");
+    const std::string again = to_markdown(saved);
     BOOST_TEST(again == original);
   }
 }
@@ -57,7 +58,7 @@ BOOST_AUTO_TEST_CASE(a_saved_profile_renders_the_same_markdown) {
 BOOST_AUTO_TEST_CASE(html_page_is_self_contained_and_escaped) {
   analysis_result result = device_result();
   result.regions[1].id = "untuned_module:<head>&\"x\"";
-  const std::string page = to_html(result, trace{}, analysis_options{}, fixed_context());
+  const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), result));
   BOOST_TEST(page.starts_with("<!DOCTYPE html>"));
   BOOST_TEST(contains(page, "untuned_module:&lt;head&gt;&amp;&quot;x&quot;"));
   BOOST_TEST(!contains(page, "<head>&"));
@@ -69,14 +70,14 @@ BOOST_AUTO_TEST_CASE(html_page_is_self_contained_and_escaped) {
     BOOST_TEST(!contains(page, external), external);
   }
   // Without device data: no device chart.
-  const std::string cpu_only = to_html(cpu_only_result(), trace{}, analysis_options{}, fixed_context());
+  const std::string cpu_only = to_html(Profile(trace{}, analysis_options{}, fixed_context(), cpu_only_result()));
   BOOST_TEST(!contains(cpu_only, "Device time per run"));
   BOOST_TEST(occurrences(cpu_only, "<svg class=\"chart\"") == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
   const analysis_result result = tree_result();
-  const std::string page = to_html(result, trace{}, analysis_options{}, fixed_context());
+  const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), result));
   BOOST_TEST(occurrences(page, "<svg class=\"chart icicle\"") == 1u);
   BOOST_TEST(occurrences(page, "<rect class=\"icicle-node\"") == 3u);
   // Width 900 px * median inclusive / 1000 us: a 450, a > c 180 below a from its left edge, b 225 after a.
@@ -88,8 +89,8 @@ BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
   BOOST_TEST(contains(page, "<title>r:&lt;c&gt;: inclusive 200.000 us, self 200.000 us</title>"));
   BOOST_TEST(!contains(page, "r:<c>"));
   // Read back from the JSON report, the same chart.
-  const Profile saved = read_profile_text(to_json(result, trace{}, analysis_options{}, fixed_context()), "t.json");
-  const std::string again = saved.html();
+  const Profile saved = read_profile_text(to_json(Profile(trace{}, analysis_options{}, fixed_context(), result)), "t.json");
+  const std::string again = to_html(saved);
   const auto chart = [](const std::string& html) {
     const std::size_t from = html.find("<svg class=\"chart icicle\"");
     return from == std::string::npos ? std::string() : html.substr(from, html.find("</svg>", from) - from);
@@ -97,12 +98,12 @@ BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
   BOOST_TEST(!chart(page).empty());
   BOOST_TEST(chart(again) == chart(page));
   // No tree: no chart.
-  BOOST_TEST(!contains(to_html(device_result(), trace{}, analysis_options{}, fixed_context()), "icicle"));
+  BOOST_TEST(!contains(to_html(Profile(trace{}, analysis_options{}, fixed_context(), device_result())), "icicle"));
 }
 
 BOOST_AUTO_TEST_CASE(terminal_table_colours_only_on_request) {
-  const std::string plain = to_terminal_table(device_result(), trace{}, false);
-  const std::string coloured = to_terminal_table(device_result(), trace{}, true);
+  const std::string plain = to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result()), false);
+  const std::string coloured = to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result()), true);
   BOOST_TEST(!contains(plain, "\x1b["));
   BOOST_TEST(contains(coloured, "\x1b["));
   // Encoder: CPU {600, 0} us -> median 300.000, share 600 000 / 1 234 567 = 48.60 %; device median 125.000,

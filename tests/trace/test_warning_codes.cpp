@@ -119,7 +119,7 @@ BOOST_AUTO_TEST_CASE(every_code_round_trips_through_the_json_report) {
   const analysis_options options;
   const analysis_result result = analyze(t, options);
   const boost::json::array warnings =
-      boost::json::parse(to_json(result, t, options, report_context{})).at("warnings").as_array();
+      boost::json::parse(to_json(Profile(t, options, report_context{}, result))).at("warnings").as_array();
   BOOST_REQUIRE(warnings.size() >= warning_code_table().size());
   std::size_t i = 0;
   for (const warning_code_info& info : warning_code_table()) {

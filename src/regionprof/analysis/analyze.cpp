@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/engine.hpp"
 #include "regionprof/analysis/releasing.hpp"
-#include "regionprof/analysis/analysis.hpp"
 
 namespace regionprof {
 

@@ -29,11 +29,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/correlation_index.hpp"
 #include "regionprof/analysis/name_classifier.hpp"
 #include "regionprof/analysis/thread_order.hpp"
 #include "regionprof/analysis/typed_index.hpp"
-#include "regionprof/analysis/analysis.hpp"
 
 namespace regionprof::detail::attribution {
 

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "regionprof/analysis/name_regex.hpp"
 #include "regionprof/analysis/analysis.hpp"
+#include "regionprof/analysis/name_regex.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace regionprof::detail {

@@ -2,8 +2,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "regionprof/analysis/name_regex.hpp"
 #include "regionprof/analysis/analysis.hpp"
+#include "regionprof/analysis/name_regex.hpp"
 #include "regionprof/analysis/run_marker.hpp"
 
 namespace regionprof {

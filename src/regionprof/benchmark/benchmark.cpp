@@ -14,11 +14,12 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "regionprof/capture/capture.hpp"
-#include "regionprof/trace/clock.hpp"
 #include "regionprof/collect/device_session.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/machine/machine.hpp"
 #include "regionprof/model/profile.hpp"
+#include "regionprof/output/output.hpp"
+#include "regionprof/trace/clock.hpp"
 
 namespace regionprof::benchmark {
 namespace {
@@ -271,7 +272,7 @@ void recorder::finish() {
     context.stopping = profile_stopping(*stopper_, t.warnings);
   }
   const Profile profile(std::move(t), analysis, context);
-  profile.write_json(path_);
+  write_json(profile, path_);
 
   const analysis_result& result = profile.result();
   if (iterations_ == 0) return;

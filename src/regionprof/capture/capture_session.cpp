@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "regionprof/capture/capture.hpp"
 #include "regionprof/capture/capture_route.hpp"
 #include "regionprof/capture/capture_state.hpp"
-#include "regionprof/capture/capture.hpp"
 
 namespace regionprof {
 namespace capture_detail {

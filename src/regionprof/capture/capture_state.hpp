@@ -38,8 +38,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "regionprof/capture/capture_clock.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_clock.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace regionprof::capture_detail {

@@ -5,8 +5,8 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
-#include "regionprof/capture/capture_route.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_route.hpp"
 
 extern "C" __attribute__((visibility("default"))) int NVTX_API
 InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {

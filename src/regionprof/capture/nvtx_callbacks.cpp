@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "regionprof/capture/capture_state.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_state.hpp"
 
 namespace regionprof::capture_detail {
 namespace {

@@ -6,8 +6,8 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
-#include "regionprof/capture/capture_route.hpp"
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/capture/capture_route.hpp"
 
 namespace {
 

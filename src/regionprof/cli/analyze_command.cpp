@@ -7,11 +7,11 @@
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/cli/job_outputs.hpp"
+#include "regionprof/cli/report_options.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/job/job.hpp"
-#include "regionprof/output/output.hpp"
 #include "regionprof/model/profile.hpp"
-#include "regionprof/cli/report_options.hpp"
+#include "regionprof/output/output.hpp"
 
 namespace regionprof::cli {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/cli/number_option.hpp"
-#include "regionprof/output/output.hpp"
 #include "regionprof/compare/profile_diff.hpp"
+#include "regionprof/output/output.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 
 namespace regionprof::cli {
@@ -134,12 +134,7 @@ Examples:
     if (html_path_) outputs.add(output_format::html, *html_path_);
     if (markdown_path_) outputs.add(output_format::markdown, *markdown_path_);
     if (outputs.files.empty()) outputs.to_stdout = output_format::markdown;
-    output_writers writers;
-    writers.noun = "diff";
-    writers.json = [&diff](std::ostream& out) { out << to_json(diff); };
-    writers.markdown = [&diff](std::ostream& out) { out << to_markdown(diff); };
-    writers.html = [&diff](std::ostream& out) { out << to_html(diff); };
-    write_outputs(outputs, writers, std::cout);
+    write_outputs(outputs, diff_writers(diff), std::cout);
     if (diff.gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
                 << " % (" << (diff.test == diff_test::student_t_log_process_medians ? "Holm-adjusted " : "") << "p < "

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "regionprof/job/job.hpp"
-#include "regionprof/cli/report_settings.hpp"
+#include "regionprof/options/report_settings.hpp"
 
 namespace regionprof::cli {
 

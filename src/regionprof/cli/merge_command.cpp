@@ -6,9 +6,9 @@
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/job/job.hpp"
+#include "regionprof/options/report_settings.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/saved/profile_reader.hpp"
-#include "regionprof/cli/report_settings.hpp"
 
 namespace regionprof::cli {
 namespace {

@@ -11,9 +11,9 @@
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/job/job.hpp"
+#include "regionprof/options/report_settings.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/saved/profile_reader.hpp"
-#include "regionprof/cli/report_settings.hpp"
 
 namespace regionprof::cli {
 namespace {
@@ -92,7 +92,7 @@ Examples:
     const char* no_color = std::getenv("NO_COLOR");
     const bool colour = !output_path_ && isatty(STDOUT_FILENO) == 1 && (no_color == nullptr || *no_color == '\0');
     output_writers writers = profile_writers(profile, markdown_options{runs_detail_});
-    writers.terminal_table = [&](std::ostream& out) { out << profile.terminal_table(colour); };
+    writers.terminal_table = [&](std::ostream& out) { out << to_terminal_table(profile, colour); };
     write_outputs(outputs, writers, std::cout);
     return exit_ok;
   }

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "regionprof/cli/command_line.hpp"
-#include "regionprof/cli/report_settings.hpp"
+#include "regionprof/options/report_settings.hpp"
 
 namespace regionprof::cli {
 

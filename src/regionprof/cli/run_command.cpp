@@ -24,12 +24,12 @@
 
 #include <boost/json.hpp>
 
+#include "regionprof/analysis/window.hpp"
 #include "regionprof/cli/commands.hpp"
+#include "regionprof/cli/report_options.hpp"
 #include "regionprof/inject/inject_env.hpp"
 #include "regionprof/inject/inject_settings.hpp"
 #include "regionprof/trace/process_identity.hpp"
-#include "regionprof/analysis/window.hpp"
-#include "regionprof/cli/report_options.hpp"
 
 #ifndef REGIONPROF_INSTALL_LIBDIR
 #define REGIONPROF_INSTALL_LIBDIR "/usr/local/lib"

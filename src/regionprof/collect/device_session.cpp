@@ -10,9 +10,9 @@
 #include "regionprof/collect/activity_decoder.hpp"
 #include "regionprof/collect/buffer_pool.hpp"
 #include "regionprof/collect/clock_fit.hpp"
+#include "regionprof/collect/collector.hpp"
 #include "regionprof/collect/device_l2_flush.hpp"
 #include "regionprof/collect/graph_capture.hpp"
-#include "regionprof/collect/collector.hpp"
 #include "regionprof/collect/kernel_names.hpp"
 #include "regionprof/trace/clock.hpp"
 

@@ -10,13 +10,12 @@
 #include <unordered_map>
 #include <string_view>
 
-#include "regionprof/report/report_common.hpp"
+#include "regionprof/json/microseconds.hpp"
 #include "regionprof/statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
 
-using report_detail::us;
 
 /// One value per run of the region's time in one domain (0 where absent), in us. `region`: an index
 /// into result.regions, or npos for a region the profile lacks.
@@ -29,7 +28,7 @@ std::vector<double> per_run(const analysis_result& result, std::size_t region,
     for (const region_aggregate& time : run.regions) {
       if (time.region == region) ns += pick(time).value_or(0);
     }
-    values.push_back(us(ns));
+    values.push_back(ns_to_us(ns));
   }
   return values;
 }
@@ -132,7 +131,7 @@ void decide(diff_entry& entry, const diff_options& options, bool gated) {
 
 std::vector<double> totals(const analysis_result& result, const std::function<std::int64_t(const run_result&)>& pick) {
   std::vector<double> values;
-  for (const run_result& run : result.runs) values.push_back(us(pick(run)));
+  for (const run_result& run : result.runs) values.push_back(ns_to_us(pick(run)));
   return values;
 }
 
@@ -207,7 +206,7 @@ std::vector<double> per_run(const analysis_result& result, const tree_index& ind
   const auto found = index.nodes.find(path);
   if (found == index.nodes.end()) return values;
   for (std::size_t r = 0; r < values.size(); ++r) {
-    if (found->second[r] != nullptr) values[r] = us(pick(*found->second[r]).value_or(0));
+    if (found->second[r] != nullptr) values[r] = ns_to_us(pick(*found->second[r]).value_or(0));
   }
   return values;
 }

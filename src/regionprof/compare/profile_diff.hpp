@@ -144,15 +144,4 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a,
 /// ```
 profile_diff diff_profiles(const named_profile& a, const named_profile& b, const diff_options& options = {});
 
-/// The diff as JSON (docs/cli.md, "Diff JSON"), one member per line, final newline.
-std::string to_json(const profile_diff& diff);
-/// The diff as Markdown: run totals, then one table of every region and domain, new and vanished regions,
-/// then (with has_tree) the region tree's paths the same way.
-std::string to_markdown(const profile_diff& diff);
-/// A tree path as the views show it: `a > b > c`.
-std::string path_text(const std::vector<std::string>& path);
-/// The diff as one self-contained HTML page (inline CSS, SVG and script; nothing fetched): A against B per
-/// region, each run a dot, the median a bar.
-std::string to_html(const profile_diff& diff);
-
 }  // namespace regionprof

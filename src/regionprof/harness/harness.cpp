@@ -11,11 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "regionprof/trace/clock.hpp"
-#include "regionprof/machine/machine.hpp"
-#include "regionprof/trace/process_identity.hpp"
-#include "regionprof/regions/regions.hpp"
 #include "regionprof/analysis/window.hpp"
+#include "regionprof/machine/machine.hpp"
+#include "regionprof/output/output.hpp"
+#include "regionprof/regions/regions.hpp"
+#include "regionprof/trace/clock.hpp"
+#include "regionprof/trace/process_identity.hpp"
 
 namespace regionprof {
 namespace {
@@ -208,8 +209,8 @@ Profile finish(capture_result captured, const std::vector<run_span>& spans, cons
   }
   // Expanded already: their % are literal.
   const output_paths paths = paths_of(options, identity, window ? std::optional(window->index) : std::nullopt);
-  if (paths.window_output) result.write_json(escape_output_path(*paths.window_output));
-  if (paths.trace_file) result.write_trace(escape_output_path(*paths.trace_file));
+  if (paths.window_output) write_json(result, escape_output_path(*paths.window_output));
+  if (paths.trace_file) write_trace(result, escape_output_path(*paths.trace_file));
   return result;
 }
 

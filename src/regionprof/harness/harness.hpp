@@ -15,6 +15,7 @@
 #include "regionprof/collect/device_session.hpp"
 #include "regionprof/machine/machine.hpp"
 #include "regionprof/model/profile.hpp"
+#include "regionprof/output/output.hpp"  // to_markdown, write_json, ...: the profile's writers and files
 #include "regionprof/statistics/stopping.hpp"
 #include "regionprof/trace/warnings.hpp"
 
@@ -110,8 +111,8 @@ struct profile_options {
 /// options.trace_file = "trace.json";
 /// options.analysis.region_rules = {regionprof::parse_region_arg("layer_(.*)=layer")};
 /// regionprof::Profile result = regionprof::profile([&] { model.forward(input); }, options);
-/// std::cout << result.markdown();
-/// result.write_json("profile.json");
+/// std::cout << to_markdown(result);
+/// write_json(result, "profile.json");
 ///
 /// regionprof::profile_options windows;  // 25 runs in windows of 10: w/prof-0.json (runs 0-9),
 /// windows.measured_runs = 25;           // w/prof-1.json (10-19), w/prof-2.json (20-24, returned)

@@ -10,8 +10,8 @@
 #include "regionprof/import/error_position.hpp"
 
 #include "regionprof/import/byte_source.hpp"
-#include "regionprof/import/kineto_reader.hpp"
 #include "regionprof/import/import.hpp"
+#include "regionprof/import/kineto_reader.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace regionprof {

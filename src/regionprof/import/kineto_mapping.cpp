@@ -10,10 +10,10 @@
 #include <string>
 
 #include "regionprof/import/error_position.hpp"
-#include "regionprof/import/input_window.hpp"
-#include "regionprof/json/microseconds_fast.hpp"
-#include "regionprof/import/regionprof_metadata.hpp"
 #include "regionprof/import/import.hpp"
+#include "regionprof/import/input_window.hpp"
+#include "regionprof/import/regionprof_metadata.hpp"
+#include "regionprof/json/microseconds_fast.hpp"
 #include "regionprof/trace/warnings.hpp"
 
 namespace regionprof::import_detail {

@@ -23,10 +23,10 @@
 
 #include "regionprof/import/byte_source.hpp"
 #include "regionprof/import/error_position.hpp"
+#include "regionprof/import/import.hpp"
 #include "regionprof/import/input_window.hpp"
 #include "regionprof/import/kineto_event.hpp"
 #include "regionprof/import/kineto_mapping.hpp"
-#include "regionprof/import/import.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace regionprof::import_detail {

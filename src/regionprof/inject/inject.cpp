@@ -59,17 +59,17 @@
 #include <boost/json.hpp>
 
 #include "regionprof/analysis/releasing.hpp"
+#include "regionprof/analysis/window.hpp"
+#include "regionprof/capture/capture.hpp"
 #include "regionprof/collect/collector.hpp"
+#include "regionprof/collect/device_session.hpp"
 #include "regionprof/inject/inject_env.hpp"
 #include "regionprof/inject/inject_settings.hpp"
-#include "regionprof/capture/capture.hpp"
-#include "regionprof/collect/device_session.hpp"
+#include "regionprof/inject/signal_writer.hpp"
 #include "regionprof/machine/machine.hpp"
+#include "regionprof/model/profile.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/trace/process_identity.hpp"
-#include "regionprof/model/profile.hpp"
-#include "regionprof/analysis/window.hpp"
-#include "regionprof/inject/signal_writer.hpp"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void);
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "regionprof/cli/report_settings.hpp"
+#include "regionprof/options/report_settings.hpp"
 
 namespace regionprof::inject {
 

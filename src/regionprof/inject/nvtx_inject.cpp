@@ -20,9 +20,9 @@
 #include <string>
 
 #include "regionprof/capture/capture.hpp"
+#include "regionprof/inject/signal_writer.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/report/report.hpp"
-#include "regionprof/inject/signal_writer.hpp"
 
 namespace {
 

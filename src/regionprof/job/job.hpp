@@ -5,10 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iosfwd>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "regionprof/model/profile.hpp"
@@ -78,66 +76,5 @@ struct job_report {
 /// std::printf("slowest in run 0: rank %llu\n", (unsigned long long)job.runs[0].cpu.slowest_rank);
 /// ```
 job_report merge_ranks(std::vector<named_profile> profiles);
-
-/// Reads a job report that job_to_json wrote (`"kind": "regionprof_job"`) back into the job_report:
-/// each rank's profile is read as read_profile_text reads one (named by its `file`), and the ranks
-/// are joined again by merge_ranks, so job_to_json of the result is the file's text byte for byte
-/// (the `tool` version aside, for a file of another version). `name` stands for the file in messages.
-/// Throws profile_read_error (profile_reader.hpp) naming the file and the key:
-/// `job.json: ranks[1].profile.runs: required key missing`.
-///
-/// ```
-/// regionprof::job_report job = regionprof::read_job("job.json");
-/// std::cout << regionprof::job_to_markdown(job);
-/// ```
-job_report read_job_text(std::string_view text, const std::string& name = "<memory>");
-
-/// read_job_text of the file `path`; profile_read_error naming it when it cannot be read.
-job_report read_job(const std::string& path);
-
-/// A saved report of either kind: exactly one of the two is set.
-struct saved_report {
-  std::optional<Profile> profile;  ///< a profile (read_profile_text)
-  std::optional<job_report> job;   ///< a job report (`"kind": "regionprof_job"`, read_job_text)
-};
-
-/// Reads a saved profile or job report, whichever `text` holds (by its `kind`), from one parse; errors
-/// as read_profile_text and read_job_text give them.
-///
-/// ```
-/// regionprof::saved_report saved = regionprof::read_saved_report("any.json");
-/// std::cout << (saved.job ? regionprof::job_to_markdown(*saved.job) : saved.profile->markdown());
-/// ```
-saved_report read_saved_report_text(std::string_view text, const std::string& name = "<memory>");
-
-/// read_saved_report_text of the file `path`.
-saved_report read_saved_report(const std::string& path);
-
-/// The job report as JSON (`"kind": "regionprof_job"`, schema_version 1; docs/report-schema.md): one
-/// member per line, 2-space indent, final newline; each rank's profile as its JSON report (to_json), nested.
-///
-/// ```
-/// std::ofstream("job.json") << regionprof::job_to_json(job);
-/// ```
-std::string job_to_json(const job_report& job);
-
-/// The job report as Markdown: the stragglers first (each run's regions by time lost to the slowest
-/// rank, max - median), then the ranks, the runs across ranks, and the warnings.
-///
-/// ```
-/// std::cout << regionprof::job_to_markdown(job);
-/// ```
-std::string job_to_markdown(const job_report& job);
-
-/// The job as a Chrome trace: one process per rank (pid = rank), run i of every rank starting at the
-/// same time (the end of the slowest rank's run i - 1: clocks of different hosts are never compared),
-/// and within a run its regions one after another in order of appearance, CPU time on thread 0 and
-/// device time on thread 1 (their places inside a run are not measured, only their lengths).
-///
-/// ```
-/// std::ofstream out("job_trace.json", std::ios::binary);
-/// regionprof::write_job_trace(job, out);
-/// ```
-void write_job_trace(const job_report& job, std::ostream& out);
 
 }  // namespace regionprof

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string_view>
 
-#include "regionprof/json/microseconds_fast.hpp"
 #include "regionprof/json/microseconds.hpp"
+#include "regionprof/json/microseconds_fast.hpp"
 
 namespace regionprof {
 namespace {

@@ -16,6 +16,14 @@ namespace regionprof {
 /// ```
 /// std::optional<std::int64_t> ns = regionprof::microseconds_text_to_ns("1234.5675");  // 1234568 (half to even)
 /// ```
+/// `ns` in microseconds, as a double: for statistics and charts (the reports' microsecond text is written
+/// from the integer ns exactly, json/json_text.hpp).
+///
+/// ```
+/// regionprof::ns_to_us(1500);  // 1.5
+/// ```
+inline double ns_to_us(std::int64_t ns) noexcept { return static_cast<double>(ns) / 1000.0; }
+
 std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) noexcept;
 
 }  // namespace regionprof

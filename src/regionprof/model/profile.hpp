@@ -1,26 +1,59 @@
-// Profile: a trace, the analysis of it, and its reports in one value.
+// Profile: a trace, the analysis of it, and how it was taken, in one value: the result model every
+// writer (report/), reader (saved/), diff (compare/) and job (job/) works on. It writes nothing.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "regionprof/analysis/analysis.hpp"
-#include "regionprof/report/report.hpp"
+#include "regionprof/machine/machine.hpp"
+#include "regionprof/statistics/stopping.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace regionprof {
+
+/// What the workload was called with (report `input`): a count and names, never values.
+struct report_input {
+  std::size_t args_count = 0;       ///< positional arguments
+  std::vector<std::string> kwargs;  ///< keyword argument names, in call order
+};
+
+/// How the data behind a report was taken (report `created_at`, `tool`, `config`, `input`; the analysis
+/// options and the trace's target give the rest). A profile read back from a report (read_profile) has
+/// the file's values here, so writing it again reproduces the file.
+struct report_context {
+  std::size_t warmup_runs = 0;
+  std::size_t measured_runs = 0;  ///< 0: the number of runs found
+  bool uses_inference_function = false;
+  std::string created_at;  ///< ISO-8601; empty: the time the report is written
+  report_input input;      ///< report `input`
+  /// Report `tool.name` and `tool.version`; empty: `regionprof` and this build's version. Set from the file
+  /// for a read-back profile (another tool's, such as the reference module's, keeps its name).
+  std::string tool_name;
+  std::string tool_version;
+  /// Report `stopping`: how a run count set by max_noise came about (docs/design.md, rule 16); nullopt for a
+  /// fixed count.
+  std::optional<stopping_summary> stopping;
+  /// Report `environment`: the machine of a live profile (harness, `regionprof run`, regionprof::benchmark);
+  /// nullopt for an imported trace, which carries none.
+  std::optional<machine_environment> environment;
+};
 
 /// The one result model: a profile's analysis (analysis_result) with what the writers need besides
 /// (the options it was analysed with, the report context, and the trace: its events for the Chrome
 /// trace, its target for the reports). What the analysis produces, what read_profile reads back from a
 /// saved JSON report, and what merge_ranks, diff_profiles, `regionprof report` and Python take: one type,
-/// so a read-back profile writes the same JSON, Markdown, HTML and terminal table as the live one.
+/// so a read-back profile writes the same JSON, Markdown, HTML and terminal table as the live one. The
+/// writers are report/report.hpp's (to_json, to_markdown, ...); files are written through
+/// output/output.hpp (write_outputs, or write_json and the like).
 ///
 /// ```
 /// regionprof::Profile live(std::move(trace), regionprof::analysis_options{});
-/// live.write_json("profile.json");
+/// regionprof::write_json(live, "profile.json");                         // regionprof/output/output.hpp
 /// regionprof::Profile saved = regionprof::read_profile("profile.json");  // regionprof/saved/profile_reader.hpp
-/// assert(saved.json() == live.json() && saved.markdown() == live.markdown());
+/// assert(regionprof::to_json(saved) == regionprof::to_json(live));       // regionprof/report/report.hpp
 /// ```
 class Profile {
  public:
@@ -53,17 +86,6 @@ class Profile {
   /// auto profile = regionprof::Profile::analyzed_without_events(regionprof::import_kineto_trace("t.json"), {});
   /// ```
   static Profile analyzed_without_events(trace source, analysis_options options, report_context context = {});
-
-  std::string json() const;
-  std::string markdown(const markdown_options& markdown = {}) const;
-  std::string html() const;
-  std::string terminal_table(bool colour, std::size_t width = 100) const;
-  std::string chrome_trace() const;
-
-  /// Write to `path` via write_outputs (output.hpp: %r %l %h %p expanded, replaced atomically); throw naming it.
-  void write_json(const std::string& path) const;
-  void write_markdown(const std::string& path, const markdown_options& markdown = {}) const;
-  void write_trace(const std::string& path) const;
 
  private:
   trace source_;

@@ -1,4 +1,4 @@
-#include "regionprof/cli/report_settings.hpp"
+#include "regionprof/options/report_settings.hpp"
 
 #include <charconv>
 

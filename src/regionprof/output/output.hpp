@@ -13,13 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "regionprof/report/report.hpp"
 #include "regionprof/trace/process_identity.hpp"
 
 namespace regionprof {
-
-class Profile;
-struct job_report;
-struct markdown_options;
 
 /// A file regionprof could not write. what() names the file and why:
 /// "cannot write the JSON report to 'out.json': No space left on device" (an empty path: "to
@@ -105,6 +102,8 @@ struct output_writers {
 output_writers profile_writers(const Profile& profile, const markdown_options& markdown);
 /// A job report's writers: JSON, Markdown and Chrome trace (one process per rank).
 output_writers job_writers(const job_report& job);
+/// A diff's writers: JSON, Markdown and HTML.
+output_writers diff_writers(const profile_diff& diff);
 
 /// Called for each output that could not be written (a standard output one with an empty path).
 using output_failure_handler = std::function<void(const output_file& file, const output_error& error)>;
@@ -130,5 +129,17 @@ void write_outputs(const output_set& outputs, const output_writers& writers, std
 /// regionprof::write_output(regionprof::job_writers(job), regionprof::output_format::json, "job-%h.json");
 /// ```
 void write_output(const output_writers& writers, output_format format, const std::string& path);
+
+/// A profile's JSON report, Markdown report or Chrome trace to `path`: write_output of its
+/// profile_writers (placeholders %r %l %h %p expanded, replaced atomically; output_error naming the path).
+///
+/// ```
+/// regionprof::write_json(profile, "profile-%r.json");
+/// regionprof::write_markdown(profile, "report.md", {.runs_detail = 3});
+/// regionprof::write_trace(profile, "trace.json");
+/// ```
+void write_json(const Profile& profile, const std::string& path);
+void write_markdown(const Profile& profile, const std::string& path, const markdown_options& markdown = {});
+void write_trace(const Profile& profile, const std::string& path);
 
 }  // namespace regionprof

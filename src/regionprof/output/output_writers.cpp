@@ -1,11 +1,9 @@
-// The seam between the output set and the report writers: how a Profile and a job report render in
+// The seam between the output set and the writers: how a Profile, a job report and a diff render in
 // each format. The one file to adapt when a writer's signature changes.
 #include <ostream>
 #include <string>
 
-#include "regionprof/job/job.hpp"
 #include "regionprof/output/output.hpp"
-#include "regionprof/model/profile.hpp"
 #include "regionprof/report/json_report.hpp"
 #include "regionprof/report/markdown_report.hpp"
 
@@ -26,7 +24,7 @@ output_writers profile_writers(const Profile& profile, const markdown_options& m
                                          profile.context(), markdown);
   };
   writers.html = [&profile](std::ostream& out) {
-    out << to_html(profile.result(), profile.source(), profile.options(), profile.context());
+    out << to_html(profile);
   };
   writers.chrome_trace = [&profile](std::ostream& out) { write_chrome_trace(profile.source(), out); };
   return writers;
@@ -39,6 +37,27 @@ output_writers job_writers(const job_report& job) {
   writers.markdown = [&job](std::ostream& out) { out << job_to_markdown(job); };
   writers.chrome_trace = [&job](std::ostream& out) { write_job_trace(job, out); };
   return writers;
+}
+
+output_writers diff_writers(const profile_diff& diff) {
+  output_writers writers;
+  writers.noun = "diff";
+  writers.json = [&diff](std::ostream& out) { out << to_json(diff); };
+  writers.markdown = [&diff](std::ostream& out) { out << to_markdown(diff); };
+  writers.html = [&diff](std::ostream& out) { out << to_html(diff); };
+  return writers;
+}
+
+void write_json(const Profile& profile, const std::string& path) {
+  write_output(profile_writers(profile, {}), output_format::json, path);
+}
+
+void write_markdown(const Profile& profile, const std::string& path, const markdown_options& markdown) {
+  write_output(profile_writers(profile, markdown), output_format::markdown, path);
+}
+
+void write_trace(const Profile& profile, const std::string& path) {
+  write_output(profile_writers(profile, {}), output_format::chrome_trace, path);
 }
 
 }  // namespace regionprof

@@ -7,19 +7,21 @@
 #include <cstdint>
 #include <iterator>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "regionprof/report/report.hpp"
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/report/chrome_events.hpp"
+#include "regionprof/report/report.hpp"
 
 namespace regionprof {
 namespace {
@@ -304,5 +306,11 @@ class chrome_writer {
 }  // namespace
 
 void write_chrome_trace(const trace& source, std::ostream& out) { chrome_writer(source, out).write(); }
+
+std::string to_chrome_trace(const Profile& profile) {
+  std::ostringstream out;
+  write_chrome_trace(profile.source(), out);
+  return std::move(out).str();
+}
 
 }  // namespace regionprof

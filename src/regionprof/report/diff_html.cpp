@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/compare/profile_diff.hpp"
 #include "regionprof/report/diff_text.hpp"
 #include "regionprof/report/html_page.hpp"
+#include "regionprof/report/report.hpp"
 
 namespace regionprof {
 namespace {

@@ -6,11 +6,11 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "regionprof/compare/profile_diff.hpp"
 #include "regionprof/json/json_text.hpp"
+#include "regionprof/report/diff_text.hpp"
 #include "regionprof/report/json_report.hpp"
 #include "regionprof/report/markdown_table.hpp"
-#include "regionprof/report/diff_text.hpp"
+#include "regionprof/report/report.hpp"
 
 namespace regionprof {
 namespace {

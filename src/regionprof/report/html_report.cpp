@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/report/report.hpp"
+#include "regionprof/json/microseconds.hpp"
 #include "regionprof/report/html_page.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
-#include "regionprof/statistics/statistics.hpp"
 #include "regionprof/report/tree_report.hpp"
+#include "regionprof/statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
 
-using report_detail::us;
 
 namespace html = report_detail::html;
 
@@ -41,10 +41,10 @@ std::string run_bars(const analysis_result& result, bool device) {
   for (const run_result& run : result.runs) {
     html::stacked_bar bar{"run " + std::to_string(run.run_index), {}};
     for (const region_aggregate& a : run.regions) {
-      const double value = device ? us(a.device_time_ns.value_or(0)) : us(a.cpu_time_ns);
+      const double value = device ? ns_to_us(a.device_time_ns.value_or(0)) : ns_to_us(a.cpu_time_ns);
       bar.segments.push_back({result.regions[a.region].id, value, std::string(html::palette(a.region))});
     }
-    const double residual = device ? us(run.residual_device_ns.value_or(0)) : us(run.residual_cpu_ns);
+    const double residual = device ? ns_to_us(run.residual_device_ns.value_or(0)) : ns_to_us(run.residual_cpu_ns);
     bar.segments.push_back({"(residual)", residual, std::string(residual_colour)});
     bars.push_back(std::move(bar));
   }
@@ -59,7 +59,7 @@ std::string distributions(const analysis_result& result, bool device) {
     for (const run_result& run : result.runs) {
       double value = 0.0;
       for (const region_aggregate& a : run.regions) {
-        if (a.region == r) value = device ? us(a.device_time_ns.value_or(0)) : us(a.cpu_time_ns);
+        if (a.region == r) value = device ? ns_to_us(a.device_time_ns.value_or(0)) : ns_to_us(a.cpu_time_ns);
       }
       values.push_back(value);
     }
@@ -114,7 +114,7 @@ std::string summary_table(const analysis_result& result, std::optional<double> p
 std::string tree_icicle(const analysis_result& result) {
   const std::vector<report_detail::tree_summary_node> tree = report_detail::summarize_tree(result);
   std::vector<double> run_cpu_us;
-  for (const run_result& run : result.runs) run_cpu_us.push_back(us(run.cpu_time_ns));
+  for (const run_result& run : result.runs) run_cpu_us.push_back(ns_to_us(run.cpu_time_ns));
   const double total_us = stats::median(run_cpu_us);
   // Colours: a region of `regions` its index (as in the other charts); a region seen only nested the
   // next colours in the order the tree shows them, so that they follow from what the JSON report holds.
@@ -151,10 +151,10 @@ std::string key_average_table(const key_average_view& view) {
     out += "<tr>" + cell("<code>" + html::escape(row.key.size() > 120 ? row.key.substr(0, 117) + "..." : row.key) +
                          "</code>") +
            cell(std::string(to_string(row.type))) + cell(std::to_string(row.count), true) +
-           cell(html::fixed(us(row.self_cpu_time_ns), 3), true) + cell(html::fixed(us(row.cpu_time_total_ns), 3), true);
+           cell(html::fixed(ns_to_us(row.self_cpu_time_ns), 3), true) + cell(html::fixed(ns_to_us(row.cpu_time_total_ns), 3), true);
     if (device) {
-      out += cell(html::fixed(us(row.self_device_time_ns.value_or(0)), 3), true) +
-             cell(html::fixed(us(row.device_time_total_ns.value_or(0)), 3), true);
+      out += cell(html::fixed(ns_to_us(row.self_device_time_ns.value_or(0)), 3), true) +
+             cell(html::fixed(ns_to_us(row.device_time_total_ns.value_or(0)), 3), true);
     }
     out += "</tr>";
   }
@@ -163,8 +163,11 @@ std::string key_average_table(const key_average_view& view) {
 
 }  // namespace
 
-std::string to_html(const analysis_result& result, const trace& source, const analysis_options& options,
-                    const report_context& context) {
+std::string to_html(const Profile& profile) {
+  const analysis_result& result = profile.result();
+  const trace& source = profile.source();
+  const analysis_options& options = profile.options();
+  const report_context& context = profile.context();
   report_detail::check_region_indices(result);
   std::string body = "<h1>regionprof report: <code>" + html::escape(source.target_type) + "</code></h1>";
   body += "<p>regionprof " + html::escape(report_detail::tool_version()) + ", created " +

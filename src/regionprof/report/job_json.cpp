@@ -4,9 +4,9 @@
 
 #include <boost/json.hpp>
 
-#include "regionprof/job/job.hpp"
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/report/json_report.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
 
 namespace regionprof {

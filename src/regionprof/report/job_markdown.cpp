@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/job/job.hpp"
 #include "regionprof/json/json_text.hpp"
+#include "regionprof/report/report.hpp"
 
 namespace regionprof {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/job/job.hpp"
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/report/chrome_events.hpp"
+#include "regionprof/report/report.hpp"
 
 namespace regionprof {
 namespace {

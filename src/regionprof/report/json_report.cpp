@@ -12,9 +12,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include "regionprof/report/report.hpp"
-#include "regionprof/report/json_report.hpp"
 #include "regionprof/json/json_text.hpp"
+#include "regionprof/json/microseconds.hpp"
+#include "regionprof/report/json_report.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
 #include "regionprof/report/tree_report.hpp"
 
@@ -22,7 +23,6 @@ namespace regionprof {
 namespace {
 
 using report_detail::sv;
-using report_detail::us;
 
 namespace json = boost::json;
 using report_detail::region_summary;
@@ -70,9 +70,9 @@ json::array devices_array(const std::vector<device_timing>& devices) {
   for (const device_timing& d : devices) {
     json::object entry;
     entry["device"] = d.device;
-    entry["device_time_us"] = us(d.device_time_ns);
-    entry["device_busy_us"] = us(d.device_busy_ns);
-    entry["device_span_us"] = us(d.device_span_ns);
+    entry["device_time_us"] = ns_to_us(d.device_time_ns);
+    entry["device_busy_us"] = ns_to_us(d.device_busy_ns);
+    entry["device_span_us"] = ns_to_us(d.device_span_ns);
     out.push_back(std::move(entry));
   }
   return out;
@@ -99,11 +99,11 @@ json::object throughput_object(const report_detail::throughput& figures) {
 json::object run_object(const run_result& run, const analysis_result& result,
                         std::optional<double> peak_bytes_per_second) {
   json::object timing;
-  timing["wall_time_us"] = us(run.wall_time_ns);
-  timing["cpu_time_us"] = us(run.cpu_time_ns);
-  if (run.device_time_ns) timing["device_time_us"] = us(*run.device_time_ns);
-  if (run.device_busy_ns) timing["device_busy_us"] = us(*run.device_busy_ns);
-  if (run.device_span_ns) timing["device_span_us"] = us(*run.device_span_ns);
+  timing["wall_time_us"] = ns_to_us(run.wall_time_ns);
+  timing["cpu_time_us"] = ns_to_us(run.cpu_time_ns);
+  if (run.device_time_ns) timing["device_time_us"] = ns_to_us(*run.device_time_ns);
+  if (run.device_busy_ns) timing["device_busy_us"] = ns_to_us(*run.device_busy_ns);
+  if (run.device_span_ns) timing["device_span_us"] = ns_to_us(*run.device_span_ns);
   if (run.device_time_ns) timing["devices"] = devices_array(run.devices);
 
   const bool cpu_total = run.cpu_time_ns != 0;
@@ -113,13 +113,13 @@ json::object run_object(const run_result& run, const analysis_result& result,
     json::object entry;
     entry["region_id"] = sv(result.regions[aggregate.region].id);
     entry["calls"] = aggregate.calls;
-    entry["cpu_time_us"] = us(aggregate.cpu_time_ns);
+    entry["cpu_time_us"] = ns_to_us(aggregate.cpu_time_ns);
     if (cpu_total) entry["cpu_time_fraction"] = fraction(aggregate.cpu_time_ns, run.cpu_time_ns);
     if (aggregate.device_time_ns) {
-      entry["device_time_us"] = us(*aggregate.device_time_ns);
+      entry["device_time_us"] = ns_to_us(*aggregate.device_time_ns);
       if (device_total) entry["device_time_fraction"] = fraction(*aggregate.device_time_ns, *run.device_time_ns);
     }
-    if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = us(*aggregate.off_thread_cpu_time_ns);
+    if (aggregate.off_thread_cpu_time_ns) entry["off_thread_cpu_time_us"] = ns_to_us(*aggregate.off_thread_cpu_time_ns);
     if (const declared_work* work = work_of(result, aggregate)) {
       entry["work"] = work_object(*work);
       entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate, peak_bytes_per_second));
@@ -128,10 +128,10 @@ json::object run_object(const run_result& run, const analysis_result& result,
   }
 
   json::object residual;
-  residual["cpu_time_us"] = us(run.residual_cpu_ns);
+  residual["cpu_time_us"] = ns_to_us(run.residual_cpu_ns);
   if (cpu_total) residual["cpu_time_fraction"] = fraction(run.residual_cpu_ns, run.cpu_time_ns);
   if (run.residual_device_ns) {
-    residual["device_time_us"] = us(*run.residual_device_ns);
+    residual["device_time_us"] = ns_to_us(*run.residual_device_ns);
     if (device_total) residual["device_time_fraction"] = fraction(*run.residual_device_ns, *run.device_time_ns);
   }
 
@@ -151,10 +151,10 @@ json::object key_average_view_object(const key_average_view& view) {
     entry["key"] = sv(row.key);
     entry["device_type"] = sv(to_string(row.type));
     entry["count"] = row.count;
-    entry["self_cpu_time_total_us"] = us(row.self_cpu_time_ns);
-    entry["cpu_time_total_us"] = us(row.cpu_time_total_ns);
-    if (row.self_device_time_ns) entry["self_device_time_total_us"] = us(*row.self_device_time_ns);
-    if (row.device_time_total_ns) entry["device_time_total_us"] = us(*row.device_time_total_ns);
+    entry["self_cpu_time_total_us"] = ns_to_us(row.self_cpu_time_ns);
+    entry["cpu_time_total_us"] = ns_to_us(row.cpu_time_total_ns);
+    if (row.self_device_time_ns) entry["self_device_time_total_us"] = ns_to_us(*row.self_device_time_ns);
+    if (row.device_time_total_ns) entry["device_time_total_us"] = ns_to_us(*row.device_time_total_ns);
     rows.push_back(std::move(entry));
   }
   json::object object;
@@ -334,10 +334,10 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
 
 }  // namespace report_detail
 
-std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
-                    const report_context& context) {
+std::string to_json(const Profile& profile) {
   std::string text;
-  report_detail::write_json_report(text, nullptr, result, source, options, context);
+  report_detail::write_json_report(text, nullptr, profile.result(), profile.source(), profile.options(),
+                                   profile.context());
   text += '\n';
   return text;
 }

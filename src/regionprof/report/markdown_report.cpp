@@ -14,13 +14,13 @@
 #include <string_view>
 #include <vector>
 
-#include "regionprof/report/report.hpp"
-#include "regionprof/report/markdown_report.hpp"
 #include "regionprof/json/json_text.hpp"
+#include "regionprof/report/markdown_report.hpp"
 #include "regionprof/report/markdown_table.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
-#include "regionprof/statistics/statistics.hpp"
 #include "regionprof/report/tree_report.hpp"
+#include "regionprof/statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
@@ -396,10 +396,10 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
 
 }  // namespace report_detail
 
-std::string to_markdown(const analysis_result& result, const trace& source, const analysis_options& options,
-                        const report_context& context, const markdown_options& markdown) {
+std::string to_markdown(const Profile& profile, const markdown_options& markdown) {
   std::string out;
-  report_detail::write_markdown_report(out, nullptr, result, source, options, context, markdown);
+  report_detail::write_markdown_report(out, nullptr, profile.result(), profile.source(), profile.options(),
+                                       profile.context(), markdown);
   return out;
 }
 

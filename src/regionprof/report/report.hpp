@@ -1,4 +1,7 @@
-// Report writers: JSON (docs/report-schema.md, schema_version 1), Markdown, and a Chrome trace in Kineto's conventions.
+// The writers of every result: a profile's JSON report (docs/report-schema.md, schema_version 1),
+// Markdown, HTML and terminal views and its Chrome trace in Kineto's conventions; a diff's JSON, Markdown
+// and HTML; a job report's JSON, Markdown and Chrome trace. Each renders a result model (model/, compare/,
+// job/) as text; files are written through output/output.hpp.
 #pragma once
 
 #include <cstddef>
@@ -7,39 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/analysis/analysis.hpp"
-#include "regionprof/machine/machine.hpp"
-#include "regionprof/statistics/stopping.hpp"
+#include "regionprof/compare/profile_diff.hpp"
+#include "regionprof/job/job.hpp"
+#include "regionprof/model/profile.hpp"
 #include "regionprof/trace/trace.hpp"
 
 namespace regionprof {
-
-/// What the workload was called with (report `input`): a count and names, never values.
-struct report_input {
-  std::size_t args_count = 0;       ///< positional arguments
-  std::vector<std::string> kwargs;  ///< keyword argument names, in call order
-};
-
-/// How the data behind a report was taken (report `created_at`, `tool`, `config`, `input`; the analysis
-/// options and the trace's target give the rest). A profile read back from a report (read_profile) has
-/// the file's values here, so writing it again reproduces the file.
-struct report_context {
-  std::size_t warmup_runs = 0;
-  std::size_t measured_runs = 0;  ///< 0: the number of runs found
-  bool uses_inference_function = false;
-  std::string created_at;  ///< ISO-8601; empty: the time the report is written
-  report_input input;      ///< report `input`
-  /// Report `tool.name` and `tool.version`; empty: `regionprof` and this build's version. Set from the file
-  /// for a read-back profile (another tool's, such as the reference module's, keeps its name).
-  std::string tool_name;
-  std::string tool_version;
-  /// Report `stopping`: how a run count set by max_noise came about (docs/design.md, rule 16); nullopt for a
-  /// fixed count.
-  std::optional<stopping_summary> stopping;
-  /// Report `environment`: the machine of a live profile (harness, `regionprof run`, regionprof::benchmark);
-  /// nullopt for an imported trace, which carries none.
-  std::optional<machine_environment> environment;
-};
 
 /// Settings of the Markdown view only.
 struct markdown_options {
@@ -58,10 +34,9 @@ struct markdown_options {
 /// points outside result.regions or trace::target_extra_json is not a JSON object.
 ///
 /// ```
-/// std::string text = regionprof::to_json(result, trace, options, regionprof::report_context{});
+/// std::string text = regionprof::to_json(profile);
 /// ```
-std::string to_json(const analysis_result& result, const trace& source, const analysis_options& options,
-                    const report_context& context);
+std::string to_json(const Profile& profile);
 
 /// A Markdown view that reads top-down: overview; summary (per region the median CPU and device time
 /// over runs, share of the run, MAD and cv); runs; regions; per-run attribution with a residual row
@@ -69,12 +44,9 @@ std::string to_json(const analysis_result& result, const trace& source, const an
 /// column widths; times in us with 3 decimals, shares in % with 2.
 ///
 /// ```
-/// std::cout << regionprof::to_markdown(result, trace, options, regionprof::report_context{},
-///                                      regionprof::markdown_options{.runs_detail = 3});
+/// std::cout << regionprof::to_markdown(profile, regionprof::markdown_options{.runs_detail = 3});
 /// ```
-std::string to_markdown(const analysis_result& result, const trace& source,
-                        const analysis_options& options, const report_context& context,
-                        const markdown_options& markdown = {});
+std::string to_markdown(const Profile& profile, const markdown_options& markdown = {});
 
 /// One self-contained HTML page (inline CSS, SVG and script; nothing is fetched): the summary, a stacked
 /// bar per run (its regions and the residual, CPU and, with device data, device), each region's time
@@ -82,21 +54,19 @@ std::string to_markdown(const analysis_result& result, const trace& source,
 /// sets `#rp-status` to `regionprof-render-ok` when it ran without an error.
 ///
 /// ```
-/// std::ofstream("report.html") << regionprof::to_html(result, trace, options, regionprof::report_context{});
+/// std::ofstream("report.html") << regionprof::to_html(profile);
 /// ```
-std::string to_html(const analysis_result& result, const trace& source, const analysis_options& options,
-                    const report_context& context);
+std::string to_html(const Profile& profile);
 
 /// A terminal view: per region (and the residual) the median CPU and device time over runs, the share of
 /// the run, and a bar of that share, in aligned columns `width` characters wide. `colour`: ANSI colours
-/// (the caller decides: a TTY and no NO_COLOR). `context`: only its environment is used (the peak memory
-/// bandwidth behind the `% of peak BW` column, docs/design.md rule 18).
+/// (the caller decides: a TTY and no NO_COLOR). Of the context only the environment is read (the peak
+/// memory bandwidth behind the `% of peak BW` column, docs/design.md rule 18).
 ///
 /// ```
-/// std::cout << regionprof::to_terminal_table(result, trace, isatty(1) && !std::getenv("NO_COLOR"));
+/// std::cout << regionprof::to_terminal_table(profile, isatty(1) && !std::getenv("NO_COLOR"));
 /// ```
-std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour,
-                              std::size_t width = 100, const report_context& context = {});
+std::string to_terminal_table(const Profile& profile, bool colour, std::size_t width = 100);
 
 /// Writes `source` as a Chrome trace (JSON object with `traceEvents`) in torch.profiler's conventions,
 /// loadable by Perfetto and chrome://tracing, and read back exactly by the Kineto importer.
@@ -150,5 +120,51 @@ std::string to_terminal_table(const analysis_result& result, const trace& source
 /// regionprof::write_chrome_trace(trace, out);
 /// ```
 void write_chrome_trace(const trace& source, std::ostream& out);
+
+/// The profile's trace as a Chrome trace (write_chrome_trace), as text.
+///
+/// ```
+/// std::string text = regionprof::to_chrome_trace(profile);
+/// ```
+std::string to_chrome_trace(const Profile& profile);
+
+/// The diff as JSON (docs/cli.md, "Diff JSON"), one member per line, final newline.
+std::string to_json(const profile_diff& diff);
+/// The diff as Markdown: run totals, then one table of every region and domain, new and vanished regions,
+/// then (with has_tree) the region tree's paths the same way.
+std::string to_markdown(const profile_diff& diff);
+/// A tree path as the views show it: `a > b > c`.
+std::string path_text(const std::vector<std::string>& path);
+/// The diff as one self-contained HTML page (inline CSS, SVG and script; nothing fetched): A against B per
+/// region, each run a dot, the median a bar.
+std::string to_html(const profile_diff& diff);
+
+
+/// The job report as JSON (`"kind": "regionprof_job"`, schema_version 1; docs/report-schema.md): one
+/// member per line, 2-space indent, final newline; each rank's profile as its JSON report (to_json), nested.
+///
+/// ```
+/// std::ofstream("job.json") << regionprof::job_to_json(job);
+/// ```
+std::string job_to_json(const job_report& job);
+
+/// The job report as Markdown: the stragglers first (each run's regions by time lost to the slowest
+/// rank, max - median), then the ranks, the runs across ranks, and the warnings.
+///
+/// ```
+/// std::cout << regionprof::job_to_markdown(job);
+/// ```
+std::string job_to_markdown(const job_report& job);
+
+/// The job as a Chrome trace: one process per rank (pid = rank), run i of every rank starting at the
+/// same time (the end of the slowest rank's run i - 1: clocks of different hosts are never compared),
+/// and within a run its regions one after another in order of appearance, CPU time on thread 0 and
+/// device time on thread 1 (their places inside a run are not measured, only their lengths).
+///
+/// ```
+/// std::ofstream out("job_trace.json", std::ios::binary);
+/// regionprof::write_job_trace(job, out);
+/// ```
+void write_job_trace(const job_report& job, std::ostream& out);
 
 }  // namespace regionprof

@@ -16,9 +16,6 @@
 
 namespace regionprof::report_detail {
 
-/// Microseconds from integer nanoseconds: the double nearest to ns / 1000.
-inline double us(std::int64_t ns) noexcept { return static_cast<double>(ns) / 1000.0; }
-
 /// The project version (CMake PROJECT_VERSION), e.g. "0.1.0".
 std::string_view tool_version() noexcept;
 

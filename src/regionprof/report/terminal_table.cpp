@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "regionprof/report/report.hpp"
 #include "regionprof/report/html_page.hpp"
 #include "regionprof/report/markdown_table.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
 #include "regionprof/statistics/statistics.hpp"
 
@@ -40,8 +40,10 @@ std::string bar(double share, std::size_t chars) {
 
 }  // namespace
 
-std::string to_terminal_table(const analysis_result& result, const trace& source, bool colour, std::size_t width,
-                              const report_context& context) {
+std::string to_terminal_table(const Profile& profile, bool colour, std::size_t width) {
+  const analysis_result& result = profile.result();
+  const trace& source = profile.source();
+  const report_context& context = profile.context();
   const std::vector<report_detail::region_summary> summaries =
       report_detail::summarize_regions(result, report_detail::peak_memory_bandwidth(context));
   const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);

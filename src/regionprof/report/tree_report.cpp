@@ -1,4 +1,5 @@
 // The region tree in the JSON and Markdown reports (docs/report-schema.md; docs/design.md, rule 14).
+#include "regionprof/json/microseconds.hpp"
 #include "regionprof/report/tree_report.hpp"
 
 #include <algorithm>
@@ -130,10 +131,10 @@ json::array tree_json(const run_result& run, const analysis_result& result) {
     json::object entry;
     entry["path"] = path_json(tree_path(run.tree, i), result);
     entry["calls"] = node.calls;
-    entry["cpu_time_us"] = us(node.cpu_time_ns);
-    entry["self_cpu_time_us"] = us(node.self_cpu_time_ns);
-    if (node.device_time_ns) entry["device_time_us"] = us(*node.device_time_ns);
-    if (node.self_device_time_ns) entry["self_device_time_us"] = us(*node.self_device_time_ns);
+    entry["cpu_time_us"] = ns_to_us(node.cpu_time_ns);
+    entry["self_cpu_time_us"] = ns_to_us(node.self_cpu_time_ns);
+    if (node.device_time_ns) entry["device_time_us"] = ns_to_us(*node.device_time_ns);
+    if (node.self_device_time_ns) entry["self_device_time_us"] = ns_to_us(*node.self_device_time_ns);
     nodes.push_back(std::move(entry));
   }
   return nodes;

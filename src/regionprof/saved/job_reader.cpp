@@ -12,8 +12,8 @@
 #include <boost/json/string.hpp>
 
 #include "regionprof/job/job.hpp"
-#include "regionprof/saved/profile_reader.hpp"
 #include "regionprof/json/json_with_number_text.hpp"
+#include "regionprof/saved/profile_reader.hpp"
 #include "regionprof/saved/profile_value.hpp"
 
 namespace regionprof {

@@ -20,9 +20,9 @@
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 
-#include "regionprof/json/microseconds.hpp"
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/json/json_with_number_text.hpp"
+#include "regionprof/json/microseconds.hpp"
 #include "regionprof/saved/profile_value.hpp"
 
 namespace regionprof {

@@ -1,13 +1,15 @@
-// Reading saved profiles back into the one result model (regionprof::Profile): regionprof's JSON report
-// (schema_version 1, see to_json in report.hpp) and the reference module's (NVIDIA AITune
-// runtime_profile), which writes the same schema.
+// Reading saved reports back into the result models: regionprof's JSON report (schema_version 1, see
+// to_json in report/report.hpp) and the reference module's (NVIDIA AITune runtime_profile), which writes
+// the same schema, into a regionprof::Profile; a job report into a regionprof::job_report.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "regionprof/job/job.hpp"
 #include "regionprof/model/profile.hpp"
 
 namespace regionprof {
@@ -53,7 +55,7 @@ class profile_read_error : public std::runtime_error {
 /// regionprof::Profile profile = regionprof::read_profile("baseline.json");
 /// for (const auto& run : profile.result().runs) std::printf("run %zu: %lld ns CPU\n", run.run_index,
 ///     static_cast<long long>(run.cpu_time_ns));
-/// std::cout << profile.markdown();  // the Markdown report the analysis wrote alongside the file
+/// std::cout << to_markdown(profile);  // the Markdown report the analysis wrote alongside the file
 /// ```
 Profile read_profile(const std::string& path);
 
@@ -82,9 +84,43 @@ Profile read_profile(const std::string& path);
 /// Derived keys (fractions, `region_summary`, `run_summary`, `tree_summary`) are recomputed on writing.
 ///
 /// ```
-/// regionprof::Profile profile = regionprof::read_profile_text(live.json(), "live.json");
+/// regionprof::Profile profile = regionprof::read_profile_text(to_json(live), "live.json");
 /// std::int64_t first_region_ns = profile.result().runs.at(0).regions.at(0).cpu_time_ns;
 /// ```
 Profile read_profile_text(std::string_view text, const std::string& name = "<memory>");
+
+/// Reads a job report that job_to_json wrote (`"kind": "regionprof_job"`) back into the job_report:
+/// each rank's profile is read as read_profile_text reads one (named by its `file`), and the ranks
+/// are joined again by merge_ranks, so job_to_json of the result is the file's text byte for byte
+/// (the `tool` version aside, for a file of another version). `name` stands for the file in messages.
+/// Throws profile_read_error (profile_reader.hpp) naming the file and the key:
+/// `job.json: ranks[1].profile.runs: required key missing`.
+///
+/// ```
+/// regionprof::job_report job = regionprof::read_job("job.json");
+/// std::cout << regionprof::job_to_markdown(job);
+/// ```
+job_report read_job_text(std::string_view text, const std::string& name = "<memory>");
+
+/// read_job_text of the file `path`; profile_read_error naming it when it cannot be read.
+job_report read_job(const std::string& path);
+
+/// A saved report of either kind: exactly one of the two is set.
+struct saved_report {
+  std::optional<Profile> profile;  ///< a profile (read_profile_text)
+  std::optional<job_report> job;   ///< a job report (`"kind": "regionprof_job"`, read_job_text)
+};
+
+/// Reads a saved profile or job report, whichever `text` holds (by its `kind`), from one parse; errors
+/// as read_profile_text and read_job_text give them.
+///
+/// ```
+/// regionprof::saved_report saved = regionprof::read_saved_report("any.json");
+/// std::cout << (saved.job ? regionprof::job_to_markdown(*saved.job) : regionprof::to_markdown(*saved.profile));
+/// ```
+saved_report read_saved_report_text(std::string_view text, const std::string& name = "<memory>");
+
+/// read_saved_report_text of the file `path`.
+saved_report read_saved_report(const std::string& path);
 
 }  // namespace regionprof

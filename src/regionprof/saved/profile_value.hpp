@@ -8,8 +8,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "regionprof/model/profile.hpp"
 #include "regionprof/json/json_with_number_text.hpp"
+#include "regionprof/model/profile.hpp"
 
 namespace regionprof::saved_detail {
 
