@@ -527,6 +527,35 @@ BOOST_AUTO_TEST_CASE(a_second_session_is_refused) {
   capture_session third;  // allowed once the first one stopped
 }
 
+// A claim holds the session without recording: sessions and other claims are refused while it is held,
+// the range it spans is not recorded, and the session started on it records from its start. A claim
+// destroyed untaken gives the session back; one taken (or moved from) starts no second session.
+BOOST_AUTO_TEST_CASE(a_claim_holds_the_session_before_it_records) {
+  {
+    capture_claim unused;
+    BOOST_TEST(capture_session_active());
+  }
+  BOOST_TEST(!capture_session_active());
+  capture_claim claim;
+  BOOST_CHECK_THROW(capture_session refused, std::logic_error);
+  BOOST_CHECK_EXCEPTION(capture_claim second, std::logic_error, [](const std::logic_error& e) {
+    return std::string(e.what()).find("already active") != std::string::npos;
+  });
+  nvtxRangePushA("claimed");
+  nvtxRangePop();
+  capture_claim moved(std::move(claim));
+  BOOST_CHECK_THROW(capture_session from_empty(std::move(claim)), std::logic_error);
+  capture_session session(std::move(moved));
+  BOOST_CHECK_THROW(capture_session again(std::move(moved)), std::logic_error);
+  nvtxRangePushA("recorded");
+  nvtxRangePop();
+  capture_result result = session.stop();
+  BOOST_TEST(!capture_session_active());
+  BOOST_REQUIRE_EQUAL(result.data.intervals.size(), 1u);
+  BOOST_TEST(name_of(result.data, result.data.intervals[0]) == "recorded");
+  BOOST_TEST(result.data.warnings.empty());
+}
+
 BOOST_AUTO_TEST_CASE(timestamps_are_on_the_monotonic_clock) {
   capture_session session;
   const std::int64_t before = monotonic_now_ns();

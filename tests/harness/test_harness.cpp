@@ -1,8 +1,15 @@
 // regionprof::profile: what runs when, what is reported, and how it fails.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <latch>
+#include <map>
+#include <semaphore>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +28,7 @@
 using namespace regionprof;
 using regionprof::testing::has_warning;
 using regionprof::testing::quick;
+using regionprof::test::warning_text;
 
 namespace {
 
@@ -101,6 +109,73 @@ BOOST_AUTO_TEST_CASE(a_profile_inside_a_profile_is_refused) {
                         std::logic_error, [](const std::logic_error& e) {
                           return std::string(e.what()).find("already active") != std::string::npos;
                         });
+  BOOST_TEST(!capture_session_active());
+}
+
+// Two threads profile at once. The second call comes while the first is in its unrecorded warm-up, and
+// the first's recorded runs go on only once the second call has returned (or, were it let run, once its
+// workload has run across the first's capture start): the second is refused before it runs or records
+// anything, and the first profile holds exactly its own 3 recorded calls (internal warm-up + 2 measured),
+// each a run marker around region aot_module:first, all on its thread, balanced.
+BOOST_AUTO_TEST_CASE(a_profile_refused_on_another_thread_leaves_no_trace_in_the_active_one) {
+  static const registered_region first_region{region_kind::aot_module, "first"};
+  static const registered_region second_region{region_kind::aot_module, "second"};
+  std::latch second_may_call(1);
+  std::counting_semaphore<2> second_reached(0);  // released in the second's workload, and when its call returns
+  std::latch first_recording(1);
+  std::latch second_returned(1);
+  std::atomic<int> second_calls{0};
+  std::string refusal;
+  std::thread second([&] {
+    second_may_call.wait();
+    try {
+      (void)regionprof::profile(
+          [&] {
+            const scoped_region region{second_region};
+            if (second_calls.fetch_add(1) != 0) return;
+            second_reached.release();
+            first_recording.wait();
+          },
+          quick(1, 1));
+    } catch (const std::logic_error& e) {
+      refusal = e.what();
+    }
+    second_reached.release();
+    second_returned.count_down();
+  });
+  int first_calls = 0;
+  const Profile profile = regionprof::profile(
+      [&] {
+        const scoped_region region{first_region};
+        switch (++first_calls) {
+          case 1:  // the user warm-up, unrecorded
+            second_may_call.count_down();
+            second_reached.acquire();
+            break;
+          case 2:  // the internal warm-up run, recorded
+            first_recording.count_down();
+            second_returned.wait();
+            break;
+          default: break;
+        }
+      },
+      quick(1, 2));
+  second.join();
+
+  BOOST_TEST(refusal.find("already active") != std::string::npos, refusal);
+  BOOST_TEST(second_calls.load() == 0);
+  BOOST_TEST(first_calls == 1 + 1 + 2);
+  BOOST_TEST(!has_warning(profile.result(), warning_code::unbalanced_ranges),
+             warning_text(profile.result().warnings, warning_code::unbalanced_ranges));
+  BOOST_TEST(profile.result().runs.size() == 2u);
+  const trace& t = profile.source();
+  const std::int64_t tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
+  std::map<std::string, int> ranges;
+  for (const cpu_interval& i : t.intervals) {
+    BOOST_TEST(t.threads.at(i.thread).tid == tid);
+    ++ranges[std::string(t.strings.view(i.name))];
+  }
+  BOOST_TEST((ranges == std::map<std::string, int>{{"aot_module:first", 3}, {std::string(run_marker_name), 3}}));
   BOOST_TEST(!capture_session_active());
 }
 

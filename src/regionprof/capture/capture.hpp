@@ -84,6 +84,35 @@ struct capture_result {
   capture_stats stats;
 };
 
+/// The process's one capture session, held before it records. From construction until a capture_session
+/// takes it (or it is destroyed), every other capture_claim, capture_session and regionprof::profile in
+/// the process is refused with std::logic_error, and nothing is recorded. For a caller that runs code of
+/// its own between taking the session and recording (regionprof::profile's warm-up runs): a concurrent
+/// caller is refused before any of that code runs, and so leaves nothing in the session.
+///
+/// ```
+/// regionprof::capture_claim claim;                         // throws if a session is active or claimed
+/// warm_up();                                               // not recorded
+/// regionprof::capture_session session(std::move(claim));  // records from here
+/// ```
+class capture_claim {
+ public:
+  /// Claims the process's session. Throws std::logic_error when a capture session is active or claimed.
+  capture_claim();
+  /// Gives the session back unless a capture_session took it.
+  ~capture_claim();
+  /// Takes `other`'s claim; `other` holds none.
+  capture_claim(capture_claim&& other) noexcept;
+
+  capture_claim(const capture_claim&) = delete;
+  capture_claim& operator=(const capture_claim&) = delete;
+  capture_claim& operator=(capture_claim&&) = delete;
+
+ private:
+  friend class capture_session;
+  bool held_ = false;
+};
+
 /// Records every NVTX range of the process from construction to stop(): push/pop and start/end from
 /// every domain and thread, marks, domain and string registrations. One session at a time.
 ///
@@ -100,9 +129,13 @@ struct capture_result {
 /// ```
 class capture_session {
  public:
-  /// Starts recording. Throws std::logic_error when another capture session is active in this process
-  /// (sessions never nest or overlap: stop the other one first).
+  /// Starts recording. Throws std::logic_error when another capture session is active or claimed in this
+  /// process (sessions never nest or overlap: stop the other one first).
   explicit capture_session(const capture_options& options = {});
+  /// Starts recording on `claim`, which the session takes (the claim is left holding nothing; when this
+  /// throws, it keeps its claim). Throws std::logic_error for a claim that holds nothing (moved from, or
+  /// taken by a session).
+  explicit capture_session(capture_claim&& claim, const capture_options& options = {});
   /// Stops recording and discards what was recorded if stop() was not called. Never throws.
   ~capture_session();
 
@@ -148,7 +181,7 @@ class capture_session {
   std::uint64_t reported_drops_ = 0;  // records dropped at the cap that an earlier window reported
 };
 
-/// True while a capture_session is active in this process.
+/// True while a capture_session is active or a capture_claim holds the session in this process.
 bool capture_session_active() noexcept;
 
 /// True once NVTX has attached regionprof's capture tool (in this module's copy of the tool). NVTX

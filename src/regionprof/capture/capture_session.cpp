@@ -624,21 +624,34 @@ void add_warnings(capture_result& result, const std::vector<std::string>& open_n
 }  // namespace
 }  // namespace capture_detail
 
-capture_session::capture_session(const capture_options& options) : options_(options) {
-  using namespace capture_detail;
-  tool_state& s = state();
+capture_claim::capture_claim() {
   bool expected = false;
-  if (!s.session_open.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+  if (!capture_detail::state().session_open.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
     throw std::logic_error(
         "regionprof: a capture session is already active in this process (regionprof::profile and "
         "capture_session record one session at a time); stop the other session first");
   }
-  try {
-    windows_ = std::make_unique<window_state>();
-  } catch (...) {
-    s.session_open.store(false, std::memory_order_release);
-    throw;
+  held_ = true;
+}
+
+capture_claim::~capture_claim() {
+  if (held_) capture_detail::state().session_open.store(false, std::memory_order_release);
+}
+
+capture_claim::capture_claim(capture_claim&& other) noexcept : held_(std::exchange(other.held_, false)) {}
+
+capture_session::capture_session(const capture_options& options) : capture_session(capture_claim{}, options) {}
+
+capture_session::capture_session(capture_claim&& claim, const capture_options& options) : options_(options) {
+  using namespace capture_detail;
+  if (!claim.held_) {
+    throw std::logic_error(
+        "regionprof: capture_session started on a capture_claim that holds nothing (moved from, or already "
+        "taken by a session)");
   }
+  windows_ = std::make_unique<window_state>();
+  claim.held_ = false;  // the session's from here: stop() or the destructor gives it back
+  tool_state& s = state();
   choose_capture_clock();
   discard(0);  // chunks left over from earlier sessions (exited threads) go back to the pool
   s.session_bytes.store(0, std::memory_order_relaxed);

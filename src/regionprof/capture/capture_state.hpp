@@ -252,7 +252,7 @@ struct tool_state {
   std::atomic<std::size_t> session_cap{0};     ///< the active session's memory cap
   std::atomic<std::uint64_t> dropped{0};       ///< records dropped by the active session
   std::atomic<bool> attached{false};
-  std::atomic<bool> session_open{false};       ///< a capture_session exists (one at a time)
+  std::atomic<bool> session_open{false};       ///< held by a capture_claim or capture_session (one)
   std::uint32_t last_epoch = 0;                ///< guarded by session_open
   clock_sample session_start;                  ///< guarded by session_open
   /// The string id of work_mark_names[0]; the others follow (interned when the state is made).

@@ -112,7 +112,16 @@ void check_options(const std::function<void()>& workload, const profile_options&
   }
   check_rule(options.analysis.run_marker, "run marker");
   for (const name_rule& rule : options.analysis.region_rules) check_rule(rule, "region rule");
-  if (capture_session_active()) throw std::logic_error(overlapping_sessions);
+}
+
+/// The process's one capture session, held from before the workload first runs to the profile's end: a
+/// profile refused here has run nothing and recorded nothing into the session of the profile that holds it.
+capture_claim claim_session() {
+  try {
+    return capture_claim{};
+  } catch (const std::logic_error&) {
+    throw std::logic_error(overlapping_sessions);
+  }
 }
 
 /// One recorded run's bounds on the wall clock (ns), device synchronisation included.
@@ -227,6 +236,7 @@ void flush_caches(cpu_cache_flusher& cpu, device_session* device) noexcept {
 
 Profile profile(const std::function<void()>& workload, const profile_options& options) {
   check_options(workload, options);
+  capture_claim claim = claim_session();
   const process_identity identity = identity_for(options);
   const std::optional<std::uint64_t> first_window =
       options.window_runs ? std::optional<std::uint64_t>(0) : std::nullopt;
@@ -248,7 +258,7 @@ Profile profile(const std::function<void()>& workload, const profile_options& op
 
   std::unique_ptr<device_session> device;
   if (options.device_tracing) device = make_device_session(options.device);
-  capture_session capture(options.capture);  // throws if another session started meanwhile
+  capture_session capture(std::move(claim), options.capture);
 
   // The current window's runs (all of them without windows); window 0's first is the internal warm-up.
   std::vector<run_span> spans;

@@ -99,7 +99,9 @@ struct profile_options {
 ///   (regionprof::validate_stopping_options), window_runs 0, window_runs with stopping.max_noise or
 ///   without window_output, window_output without window_runs, a window_output or trace_file without
 ///   `%w` under windows, a target_kind that is not a lower-case identifier, before the workload runs;
-/// - std::logic_error when another profile or capture session is active in the process;
+/// - std::logic_error when another profile or capture session is active or claimed in the process,
+///   before the workload runs: a profile claims the process's capture session (capture_claim) before its
+///   first warm-up run, so a second one, on any thread, is refused before it runs or records anything;
 /// - std::runtime_error starting with `RUN_COUNT_MISMATCH` when the run-marker rule finds a number of
 ///   measured runs other than measured_runs (a custom rule must match exactly one range per call). When
 ///   the capture dropped records at its memory cap, the mismatch is a counted loss instead: the profile
