@@ -11,10 +11,10 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "regionprof/collect/activity_backend.hpp"
-#include "regionprof/collect/collector.hpp"
 #include "fake_backend.hpp"
 #include "regionprof/analysis/analysis.hpp"
+#include "regionprof/collect/activity_backend.hpp"
+#include "regionprof/collect/collector.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;
