@@ -50,9 +50,10 @@ regionprof::trace rank_trace(int rank) {
     clock += 1000;
   }
   t.device_tracing = true;
-  t.target_type = "process";
-  t.target_extra_json = "{\"rank\": " + std::to_string(rank) + ", \"host\": \"node" + std::to_string(rank / 8) +
-                        "\", \"pid\": " + std::to_string(4000 + rank) + "}";
+  t.target.type = "process";
+  t.target.rank = static_cast<std::uint64_t>(rank);
+  t.target.host = "node" + std::to_string(rank / 8);
+  t.target.pid = 4000 + rank;
   return t;
 }
 

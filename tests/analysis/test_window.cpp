@@ -34,10 +34,6 @@ BOOST_AUTO_TEST_CASE(runs_are_numbered_on_and_warmups_stay_in_window_0) {
   BOOST_TEST(result.runs[1].run_index == 21u);
 }
 
-BOOST_AUTO_TEST_CASE(the_target_members_name_the_window) {
-  BOOST_TEST(window_json_members({2, 10}) == "\"window\": 2, \"window_runs\": 10");
-}
-
 BOOST_AUTO_TEST_CASE(the_marker_predicate_is_the_rule_by_name_and_domain) {
   const auto exact = run_marker_predicate_of(default_run_marker());
   BOOST_TEST(exact("regionprof.profiled_run", "regionprof"));

@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(suite_writes_counters_and_one_profile_per_benchmark) {
       const std::filesystem::path profile = dir / (std::string(name) + ".json");
       BOOST_TEST_REQUIRE(std::filesystem::exists(profile), profile);
       const regionprof::Profile saved = regionprof::read_profile(profile.string());
-      BOOST_TEST(saved.source().target_type == "google_benchmark");
+      BOOST_TEST(saved.source().target.type == "google_benchmark");
       BOOST_TEST(!saved.result().runs.empty());
       BOOST_TEST(saved.result().regions.size() == 2u);
       // Rule 18: a region that declares work (only aot_module:parse, bytes and items) gets

@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE(o_markdown_and_trace_write_their_files) {
   const regionprof::trace back = regionprof::import_kineto_trace(chrome);
   BOOST_TEST(back.intervals.size() == original.intervals.size());
   BOOST_TEST(back.device_ops.size() == original.device_ops.size());
-  BOOST_TEST(back.target_type == "kineto_trace");
+  BOOST_TEST(back.target.type == "kineto_trace");
   BOOST_TEST(back.device_ops.at(0).end_ns == original.device_ops.at(0).end_ns);
   for (const auto& path : {json, markdown, chrome}) std::filesystem::remove(path);
 }

@@ -12,6 +12,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/trace/trace.hpp"
+#include "support/trace_builder.hpp"
 
 namespace import_test {
 
@@ -52,16 +53,13 @@ inline void expect_same_device_ops(const regionprof::trace& a, const regionprof:
 }
 
 /// Same trace-level facts: device tracing, run wall times, module types, target, warnings in order.
-/// target_extra_json is compared as JSON (its spacing may differ).
+/// The targets are compared member by member.
 inline void expect_same_trace_properties(const regionprof::trace& a, const regionprof::trace& b) {
   BOOST_TEST(a.device_tracing == b.device_tracing);
   BOOST_TEST(a.run_wall_times_ns == b.run_wall_times_ns);
   BOOST_TEST((a.module_types == b.module_types));
-  BOOST_TEST(a.target_type == b.target_type);
-  BOOST_TEST(a.target_extra_json.empty() == b.target_extra_json.empty());
-  if (!a.target_extra_json.empty() && !b.target_extra_json.empty()) {
-    BOOST_TEST(boost::json::parse(a.target_extra_json) == boost::json::parse(b.target_extra_json));
-  }
+  BOOST_TEST(a.target.type == b.target.type);
+  BOOST_TEST(regionprof::test::members_json(a.target) == regionprof::test::members_json(b.target));
   BOOST_TEST_REQUIRE(a.warnings.size() == b.warnings.size());
   for (std::size_t i = 0; i < a.warnings.size(); ++i) {
     BOOST_TEST(static_cast<int>(a.warnings[i].code) == static_cast<int>(b.warnings[i].code));

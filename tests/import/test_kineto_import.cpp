@@ -100,9 +100,10 @@ BOOST_AUTO_TEST_CASE(cpu_intervals_and_device_ops_of_a_small_trace) {
   // gpu_user_annotation, the profiler's span, flows, instants and metadata are no loss: no warning.
   BOOST_TEST(t.warnings.empty());
   BOOST_TEST(t.device_tracing);
-  BOOST_TEST(t.target_type == "kineto_trace");
+  BOOST_TEST(t.target.type == "kineto_trace");
   BOOST_TEST(t.run_wall_times_ns.empty());
-  const boost::json::value extra = boost::json::parse(t.target_extra_json);
+  BOOST_TEST_REQUIRE(t.target.foreign.size() == 2u);  // Kineto's members are carried, not read
+  const boost::json::value extra = boost::json::parse(test::members_json(t.target));
   BOOST_TEST(extra == boost::json::parse(R"({
       "deviceProperties": [{"id": 0, "name": "NVIDIA H100", "totalGlobalMem": 85520809984,
                             "computeMajor": 9, "computeMinor": 0}],
@@ -114,8 +115,8 @@ BOOST_AUTO_TEST_CASE(bare_list_of_events) {
   BOOST_TEST_REQUIRE(t.intervals.size() == 2u);
   BOOST_TEST(name_of(t, t.intervals[0].name) == "step");
   BOOST_TEST(t.intervals[1].start_ns == 11 * us);
-  BOOST_TEST(t.target_type == "kineto_trace");
-  BOOST_TEST(t.target_extra_json.empty());
+  BOOST_TEST(t.target.type == "kineto_trace");
+  BOOST_TEST(test::members_json(t.target) == "{}");
   BOOST_TEST(!t.device_tracing);
 }
 
@@ -218,12 +219,12 @@ BOOST_AUTO_TEST_CASE(regionprof_object_and_domains_restore_what_kineto_cannot_sa
   BOOST_TEST(name_of(t, t.domains[t.intervals[0].domain]) == "regionprof");
   BOOST_TEST(name_of(t, t.domains[t.intervals[1].domain]) == "torch");
   BOOST_TEST(t.intervals[2].domain == 0);
-  BOOST_TEST(t.target_type == "callable");
+  BOOST_TEST(t.target.type == "callable");
   BOOST_TEST(!t.device_tracing);
   BOOST_TEST((t.run_wall_times_ns == std::vector<std::int64_t>{9500, 10250}));
   BOOST_TEST(t.module_types.size() == 1u);
   BOOST_TEST(t.module_types.at("aot_module:encoder") == "Encoder");
-  BOOST_TEST(t.target_extra_json.empty());
+  BOOST_TEST(test::members_json(t.target) == "{}");
   BOOST_TEST_REQUIRE(t.warnings.size() == 2u);
   BOOST_TEST(static_cast<int>(t.warnings[0].code) == static_cast<int>(warning_code::dropped_host_records));
   BOOST_TEST(static_cast<int>(t.warnings[0].source) == static_cast<int>(warning_source::nvtx));

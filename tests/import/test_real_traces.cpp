@@ -13,6 +13,7 @@
 
 #include "import_test_support.hpp"
 #include "regionprof/import/import.hpp"
+#include "regionprof/trace/run_target_json.hpp"
 #include "support/shared_traces.hpp"
 
 using namespace regionprof;
@@ -100,8 +101,10 @@ void check_against_dom(const std::string& file, std::size_t intervals, std::size
   // Nothing is unknown in these traces: cuda_sync waits and the profiler's span are known non-work.
   BOOST_TEST(t.warnings.empty());
   BOOST_TEST(t.device_tracing);
-  BOOST_TEST(t.target_type == "kineto_trace");
-  BOOST_TEST(boost::json::parse(t.target_extra_json).at("distributedInfo") == doc.at("distributedInfo"));
+  BOOST_TEST(t.target.type == "kineto_trace");
+  const boost::json::value* info = trace_detail::foreign_value(t.target, "distributedInfo");
+  BOOST_TEST_REQUIRE(info != nullptr);
+  BOOST_TEST(*info == doc.at("distributedInfo"));
 }
 
 }  // namespace

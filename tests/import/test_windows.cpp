@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(every_window_size_gives_the_same_trace) {
       BOOST_TEST_REQUIRE(reference.intervals.size() > 200u);
       BOOST_TEST_REQUIRE(reference.device_ops.size() > 50u);
       BOOST_TEST(reference.domains.size() == 4u);
-      BOOST_TEST(!reference.target_extra_json.empty());
+      BOOST_TEST(!reference.target.foreign.empty());
       const std::string file = temp_file(pretty ? "pretty.json" : "minified.json", text);
       const std::string gz_file = temp_file(pretty ? "pretty.json.gz" : "minified.json.gz", gzip(text));
       for (const std::size_t bytes : window_sizes) {

@@ -92,18 +92,4 @@ BOOST_AUTO_TEST_CASE(strings_are_escaped_and_utf8_repaired) {
   BOOST_TEST(report_test::str(parsed) == "q\"\\\n\x01\x7f é " + fffd + fffd + " " + fffd + " " + std::string(1, '\0'));
 }
 
-BOOST_AUTO_TEST_CASE(target_extra_must_be_an_object) {
-  BOOST_TEST(parse_target_extra("").empty());
-  BOOST_TEST(parse_target_extra("  \n").empty());
-  const auto extra = parse_target_extra(R"({"distributedInfo": {"rank": 1}})");
-  BOOST_TEST(extra.at("distributedInfo").at("rank").as_int64() == 1);
-  BOOST_CHECK_THROW(parse_target_extra("[1, 2]"), std::invalid_argument);
-  try {
-    parse_target_extra("{\"a\": ");
-    BOOST_FAIL("invalid JSON accepted");
-  } catch (const std::invalid_argument& error) {
-    BOOST_TEST(std::string(error.what()).find("target_extra_json") != std::string::npos);
-  }
-}
-
 BOOST_AUTO_TEST_SUITE_END()

@@ -13,6 +13,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/report_fixtures.hpp"
+#include "support/trace_builder.hpp"
 
 using namespace regionprof;
 using namespace report_test;
@@ -250,12 +251,12 @@ BOOST_AUTO_TEST_CASE(metadata_names_threads_devices_and_streams) {
   BOOST_TEST((last_m.base() <= first_x));
 }
 
-BOOST_AUTO_TEST_CASE(regionprof_object_and_target_extra_at_top_level) {
+BOOST_AUTO_TEST_CASE(regionprof_object_and_target_members_at_top_level) {
   trace t = sample_trace();
-  t.target_type = "kineto_trace";
-  t.target_extra_json = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA A100-PG509-200", "numSms": 108}],
-                             "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128},
-                             "traceEvents": "reserved: not written"})";
+  t.target = test::target_of("kineto_trace",
+                             R"({"deviceProperties": [{"id": 0, "name": "NVIDIA A100-PG509-200", "numSms": 108}],
+                                 "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 128},
+                                 "traceEvents": "reserved: not written"})");
   t.run_wall_times_ns = {1500000, 1499999};
   t.module_types = {{"untuned_module:head", "torch::nn::Linear"}, {"untuned_module:body", "Block"}};
   t.warnings = {{warning_code::dropped_host_records, warning_source::nvtx, "3 host records dropped"}};

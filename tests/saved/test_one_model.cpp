@@ -21,6 +21,7 @@
 #include "support/random_trace.hpp"
 #include "support/shared_traces.hpp"
 #include "support/test_traces.hpp"
+#include "support/trace_builder.hpp"
 
 using namespace regionprof;
 
@@ -140,7 +141,7 @@ BOOST_AUTO_TEST_CASE(alexnet_trace_read_back_writes_the_same_outputs) {
   BOOST_TEST_REQUIRE(live.result().has_device_data);  // device figures, key averages by device time
   BOOST_TEST_REQUIRE(!live.result().runs.empty());
   const Profile saved = check_read_back(live, "alexnet");
-  BOOST_TEST(saved.source().target_extra_json == live.source().target_extra_json);  // deviceProperties, ...
+  BOOST_TEST(test::members_json(saved.source().target) == test::members_json(live.source().target));  // deviceProperties, ...
 }
 
 BOOST_AUTO_TEST_CASE(sampled_traces_read_back_write_the_same_outputs) {
@@ -203,8 +204,9 @@ BOOST_AUTO_TEST_CASE(job_of_test_traces_is_the_same_from_read_back_profiles) {
   std::vector<named_profile> ranks;
   for (const test::named_trace& t : test::test_traces()) {
     trace value = t.value;
-    value.target_extra_json = R"({"rank":)" + std::to_string(ranks.size()) + R"(,"host":"node-)" +
-                              std::to_string(ranks.size() % 3) + R"(","pid":)" + std::to_string(4000 + ranks.size()) + "}";
+    value.target.rank = ranks.size();
+    value.target.host = "node-" + std::to_string(ranks.size() % 3);
+    value.target.pid = static_cast<std::int64_t>(4000 + ranks.size());
     ranks.push_back({t.name + ".json", Profile(std::move(value), t.options, full_context())});
   }
   BOOST_TEST_REQUIRE(ranks.size() > 3u);

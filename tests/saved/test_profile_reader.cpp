@@ -15,6 +15,7 @@
 #include "regionprof/report/report.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 #include "support/report_fixtures.hpp"
+#include "support/trace_builder.hpp"
 
 using namespace regionprof;
 using namespace report_test;
@@ -59,8 +60,9 @@ BOOST_AUTO_TEST_SUITE(profile_reader)
 
 BOOST_AUTO_TEST_CASE(device_report_reads_back_every_figure_in_ns) {
   trace source;
-  source.target_type = "nvtx_app";
-  source.target_extra_json = R"({"rank":3,"host":"node-7"})";
+  source.target.type = "nvtx_app";
+  source.target.rank = 3;
+  source.target.host = "node-7";
   const Profile p = round_trip(device_result(), source);
 
   BOOST_TEST(p.context().created_at == "2024-05-01T12:34:56Z");
@@ -69,8 +71,10 @@ BOOST_AUTO_TEST_CASE(device_report_reads_back_every_figure_in_ns) {
   BOOST_TEST(p.options().run_marker.pattern == "regionprof.profiled_run");
   BOOST_TEST((p.options().run_marker.match == match_kind::exact));  // the default marker, whole
   BOOST_TEST(p.options().run_marker.domain.empty());  // the one default marker: any domain
-  BOOST_TEST(p.source().target_type == "nvtx_app");
-  BOOST_TEST(p.source().target_extra_json == R"({"rank":3,"host":"node-7"})");
+  BOOST_TEST(p.source().target.type == "nvtx_app");
+  BOOST_TEST((p.source().target.rank == std::optional<std::uint64_t>(3)));
+  BOOST_TEST((p.source().target.host == std::optional<std::string>("node-7")));
+  BOOST_TEST(p.source().target.foreign.empty());
   BOOST_TEST(p.source().intervals.empty());
 
   const analysis_result& r = p.result();
@@ -264,8 +268,8 @@ BOOST_AUTO_TEST_CASE(reference_module_profile_reads) {
   BOOST_TEST(p.context().measured_runs == 2u);
   BOOST_TEST(p.context().input.args_count == 1u);
   BOOST_TEST((p.options().run_marker.match == default_run_marker().match));  // no run_marker: the default
-  BOOST_TEST(p.source().target_type == "torch.nn.Module");
-  BOOST_TEST(p.source().target_extra_json == R"({"class":"ResNet"})");
+  BOOST_TEST(p.source().target.type == "torch.nn.Module");
+  BOOST_TEST(test::members_json(p.source().target) == R"({"class":"ResNet"})");  // another tool's: foreign
   const analysis_result& r = p.result();
   BOOST_TEST(r.has_device_data);  // run 0 has device_time_us
   BOOST_REQUIRE_EQUAL(r.runs.size(), 2u);

@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_SUITE(saved_views)
 BOOST_AUTO_TEST_CASE(a_saved_profile_renders_the_same_markdown) {
   for (const analysis_result& result : {device_result(), cpu_only_result()}) {
     trace source;
-    source.target_type = "fixture";
+    source.target.type = "fixture";
     const analysis_options options;
     const std::string original = to_markdown(Profile(source, options, fixed_context(), result));
     const Profile saved = read_profile_text(to_json(Profile(source, options, fixed_context(), result)), "fixture.json");

@@ -3,6 +3,10 @@
 #include <stdexcept>
 #include <utility>
 
+#include <boost/json.hpp>
+
+#include "regionprof/trace/run_target_json.hpp"
+
 namespace regionprof::test {
 
 trace_builder& trace_builder::thread(std::int64_t tid, std::string_view name, std::int64_t pid) {
@@ -121,10 +125,22 @@ trace_builder& trace_builder::warning(warning_code code, warning_source source, 
   return *this;
 }
 
-trace_builder& trace_builder::target(std::string_view type, std::string_view extra_json) {
-  trace_.target_type = std::string(type);
-  trace_.target_extra_json = std::string(extra_json);
+trace_builder& trace_builder::target(std::string_view type, std::string_view members_json) {
+  trace_.target = target_of(type, members_json);
   return *this;
 }
+
+run_target target_of(std::string_view type, std::string_view members_json) {
+  run_target target;
+  target.type = std::string(type);
+  if (members_json.empty()) return target;
+  const boost::json::value members = boost::json::parse(members_json);
+  for (const auto& member : members.as_object()) {
+    trace_detail::add_target_member(target, member.key(), member.value());
+  }
+  return target;
+}
+
+std::string members_json(const run_target& target) { return boost::json::serialize(trace_detail::target_members(target)); }
 
 }  // namespace regionprof::test

@@ -57,7 +57,8 @@ class trace_builder {
   trace_builder& wall_times(std::vector<std::int64_t> run_wall_times_ns);
   trace_builder& module_type(std::string_view region_id, std::string_view type_name);
   trace_builder& warning(warning_code code, warning_source source, std::string_view message);
-  trace_builder& target(std::string_view type, std::string_view extra_json = {});
+  /// The trace's target: `type`, and the members of the JSON object `members_json` (target_of).
+  trace_builder& target(std::string_view type, std::string_view members_json = {});
 
   /// The trace built so far (the builder keeps it).
   const trace& get() const noexcept { return trace_; }
@@ -74,5 +75,12 @@ class trace_builder {
   thread_index current_ = 0;
   bool has_thread_ = false;
 };
+
+/// A target of `type` with the members of the JSON object `members_json` ("" none), each as the profile
+/// reader takes it (modelled when its value has the member's type, else foreign), in order.
+run_target target_of(std::string_view type, std::string_view members_json);
+
+/// The target's members but `type`, serialized compactly (`{"rank":3,"host":"node-7"}`).
+std::string members_json(const run_target& target);
 
 }  // namespace regionprof::test

@@ -165,11 +165,4 @@ BOOST_AUTO_TEST_CASE(without_a_process_index_n_is_the_window_index) {
   BOOST_TEST(error_of("w/prof-%n.json", id).find("add %w (the window index)") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(identity_members_for_the_target) {
-  BOOST_TEST(identity_json_members({2, 0, 4, "node7", 4242, std::nullopt, std::nullopt, std::nullopt}) ==
-             R"("rank": 2, "local_rank": 0, "world_size": 4, "host": "node7", "pid": 4242)");
-  BOOST_TEST(identity_json_members({std::nullopt, std::nullopt, std::nullopt, "a\"b", 1, std::nullopt, std::nullopt, std::nullopt}) ==
-             R"("host": "a\"b", "pid": 1)");
-}
-
 BOOST_AUTO_TEST_SUITE_END()

@@ -19,10 +19,6 @@ std::string window_output_path(std::string_view pattern, process_identity identi
   return expand_output_path(pattern, identity);
 }
 
-std::string window_json_members(const window_position& window) {
-  return "\"window\": " + std::to_string(window.index) + ", \"window_runs\": " + std::to_string(window.runs);
-}
-
 analysis_options window_analysis(analysis_options options, const window_position& window) {
   if (window.index > 0) options.skip_runs = 0;
   return options;

@@ -37,10 +37,6 @@ std::uint64_t window_first_run(const window_position& window) noexcept;
 /// ```
 std::string window_output_path(std::string_view pattern, process_identity identity, std::uint64_t window_index);
 
-/// The window's members for a report's `target`, as JSON members without braces:
-/// `"window": 2, "window_runs": 10` (identity_json_members's form).
-std::string window_json_members(const window_position& window);
-
 /// The analysis of a window's trace: `options` as they are for window 0 (its warm-up runs, `skip_runs`,
 /// come first), `skip_runs` 0 for every later window (the warm-up runs are in window 0 only).
 ///

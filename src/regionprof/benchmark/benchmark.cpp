@@ -258,9 +258,10 @@ void recorder::finish() {
   if (abandoned_) return;  // the body threw: the capture is discarded
   holder_->machine.end();
   for (warning& w : holder_->machine.warnings()) t.warnings.push_back(std::move(w));
-  t.target_type = "google_benchmark";
-  t.target_extra_json = "{\"benchmark\": \"" + sanitize_file_name(name_) + "\", \"iterations\": " +
-                        std::to_string(iterations_) + ", \"iterations_per_run\": " + std::to_string(batch_) + "}";
+  t.target.type = "google_benchmark";
+  t.target.benchmark = sanitize_file_name(name_);
+  t.target.iterations = iterations_;
+  t.target.iterations_per_run = batch_;
 
   report_context context;
   context.environment = holder_->machine.environment();

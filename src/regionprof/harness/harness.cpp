@@ -157,11 +157,13 @@ Profile finish(capture_result captured, const std::vector<run_span>& spans, cons
   for (warning& w : machine.warnings()) t.warnings.push_back(std::move(w));
   std::optional<stopping_summary> stopping;
   if (stopper) stopping = profile_stopping(*stopper, t.warnings);
-  t.target_type = options.target_type;
-  std::string members = identity_json_members(identity);
-  if (!options.target_kind.empty()) members = "\"kind\": \"" + options.target_kind + "\", " + members;
-  if (window) members += ", " + window_json_members(*window);
-  t.target_extra_json = "{" + members + "}";
+  t.target.type = options.target_type;
+  if (!options.target_kind.empty()) t.target.kind = options.target_kind;
+  t.target.set_process(identity);
+  if (window) {
+    t.target.window = window->index;
+    t.target.window_runs = window->runs;
+  }
   t.module_types = options.module_types;
   for (std::size_t run = first_measured; run < spans.size(); ++run) {
     t.run_wall_times_ns.push_back(spans[run].end_ns - spans[run].start_ns);

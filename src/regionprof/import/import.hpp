@@ -69,8 +69,8 @@ struct kineto_import_options {
 ///   way). Beyond 3 decimals, ns are rounded half to even.
 /// - A string pid/tid gets a stable synthetic number (<= -2^46, from a hash of the string) and the
 ///   string becomes the thread's name unless thread_name metadata names it.
-/// - Top-level `deviceProperties`/`distributedInfo` go to trace::target_extra_json with target_type
-///   `kineto_trace`; the `regionprof` object of regionprof's own Chrome writer restores target_type,
+/// - Top-level `deviceProperties`/`distributedInfo` go to trace::target (as foreign members) with
+///   type `kineto_trace`; the `regionprof` object of regionprof's own Chrome writer restores the type,
 ///   device_tracing, run wall times, module types and producer warnings, and `args.domain` restores
 ///   range domains, so write_chrome_trace followed by this reader is exact.
 ///

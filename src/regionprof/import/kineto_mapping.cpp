@@ -14,6 +14,7 @@
 #include "regionprof/import/input_window.hpp"
 #include "regionprof/import/regionprof_metadata.hpp"
 #include "regionprof/json/microseconds_fast.hpp"
+#include "regionprof/trace/run_target_json.hpp"
 #include "regionprof/trace/warnings.hpp"
 
 namespace regionprof::import_detail {
@@ -335,14 +336,14 @@ trace kineto_mapper::finish(const boost::json::object& target_extra, const boost
       thread.name = trace_.strings.intern(fallback->second);
     }
   }
-  trace_.target_type = "kineto_trace";
+  trace_.target.type = "kineto_trace";
   // Kineto writes deviceProperties whenever it was built with CUPTI (or ROCm): torch.profiler 2.x
   // writes "deviceProperties": [] for a CPU-only profile, so only a non-empty array says a device
   // was traced. regionprof's own 'regionprof' object, restored below, overrides this.
   const auto* properties = target_extra.if_contains("deviceProperties");
   const bool has_properties = properties != nullptr && properties->is_array() && !properties->as_array().empty();
   trace_.device_tracing = !trace_.device_ops.empty() || has_properties;
-  if (!target_extra.empty()) trace_.target_extra_json = boost::json::serialize(target_extra);
+  for (const auto& member : target_extra) trace_detail::add_target_member(trace_.target, member.key(), member.value());
   if (own != nullptr) restore_regionprof_metadata(trace_, *own, errors_, own_offset);
 
   // Events the file holds but regionprof does not read are ignored, not lost: IGNORED_EVENTS.

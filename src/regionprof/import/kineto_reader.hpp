@@ -55,7 +55,7 @@ class kineto_reader {
   /// Only its extent is found here (strings, nesting); Boost.JSON validates it afterwards.
   std::string read_value_text();
   /// Members nest at most this deep (deviceProperties is 3 levels): Boost.JSON's DOM parser and
-  /// the report writers that serialize target_extra_json recurse once per level.
+  /// the report writers that write the target's members recurse once per level.
   static constexpr std::size_t max_member_depth = 32;
   /// Parses `text` (input offset `start`); `what` names it in errors.
   boost::json::value parse_small_json(const std::string& text, std::uint64_t start, const std::string& what) const;

@@ -34,7 +34,7 @@ struct metadata_restorer {
     }
     if (const auto* v = own.if_contains("target_type")) {
       if (!v->is_string()) fail_own("'target_type' must be a string");
-      trace_.target_type = std::string(v->as_string());
+      trace_.target.type = std::string(v->as_string());
     }
     if (const auto* v = own.if_contains("device_tracing")) {
       if (!v->is_bool()) fail_own("'device_tracing' must be a boolean");

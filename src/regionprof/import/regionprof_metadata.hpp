@@ -13,7 +13,7 @@ namespace regionprof::import_detail {
 class input_errors;
 
 /// Restores the 'regionprof' object `own` (at input offset `offset`, for errors) over the
-/// importer's defaults: target_type, device_tracing, run_wall_times_ns, module_types; its warnings
+/// importer's defaults: the target's type, device_tracing, run_wall_times_ns, module_types; its warnings
 /// go before the importer's own. schema_version 1 only (absent: 1).
 void restore_regionprof_metadata(trace& t, const boost::json::object& own, const input_errors& errors,
                                  std::uint64_t offset);

@@ -56,8 +56,6 @@
 #include <thread>
 #include <vector>
 
-#include <boost/json.hpp>
-
 #include "regionprof/analysis/releasing.hpp"
 #include "regionprof/analysis/window.hpp"
 #include "regionprof/capture/capture.hpp"
@@ -292,21 +290,19 @@ void record_summary(const analysis_result& result) noexcept {
 /// (its runs numbered on from the windows before it; the warm-up runs only in window 0).
 void write_trace(trace t, std::optional<std::uint64_t> window, int signal_number) {
   injected& s = state();
-  boost::json::object target{{"command", boost::json::value_from(command_line())}};
-  const boost::json::value identity = boost::json::parse("{" + identity_json_members(s.config.identity) + "}");
-  for (const auto& member : identity.as_object()) target[member.key()] = member.value();
+  t.target.type = "process";
+  t.target.command = command_line();
+  t.target.set_process(s.config.identity);
   std::optional<window_position> position;
   if (window) {
     position = window_position{*window, *s.config.given.window_runs};
-    const boost::json::value members = boost::json::parse("{" + window_json_members(*position) + "}");
-    for (const auto& member : members.as_object()) target[member.key()] = member.value();
+    t.target.window = position->index;
+    t.target.window_runs = position->runs;
   }
   if (signal_number != 0) {
     const char* name = sigabbrev_np(signal_number);
-    target["ended_by_signal"] = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
+    t.target.ended_by_signal = name != nullptr ? std::string("SIG") + name : std::to_string(signal_number);
   }
-  t.target_type = "process";
-  t.target_extra_json = boost::json::serialize(target);
   std::optional<machine_environment> environment;
   if (s.machine) {
     for (warning& w : s.machine->warnings()) t.warnings.push_back(std::move(w));

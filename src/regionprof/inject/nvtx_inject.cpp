@@ -46,7 +46,7 @@ void write_trace() noexcept {
   if (!s.session || ::getpid() != s.pid || s.written.exchange(true)) return;
   try {
     regionprof::capture_result result = s.session->stop();
-    result.data.target_type = "process";
+    result.data.target.type = "process";
     regionprof::write_file_atomically(s.path, "NVTX trace (REGIONPROF_NVTX_TRACE)", [&result](std::ostream& out) {
       regionprof::write_chrome_trace(result.data, out);
     });

@@ -62,9 +62,8 @@ struct job_report {
 };
 
 /// Joins rank profiles (live, Profile(trace, options).without_events(), or read back, read_profile) into
-/// one job report. A profile's rank is its target's `rank` (the report's
-/// `target.rank`: a member of trace::target_extra_json), else its
-/// `target.distributedInfo.rank` (Kineto), else its place in `profiles`; when some profile has none or
+/// one job report. A profile's rank is its target's `rank` (trace::target, the report's `target.rank`),
+/// else its `target.distributedInfo.rank` (Kineto's, a foreign member), else its place in `profiles`; when some profile has none or
 /// two have the same, every rank is its place, with a RANK_MISMATCH warning. Ranks with different run
 /// counts or regions are merged by run index, with a RANK_MISMATCH warning, never dropped: a figure's
 /// statistics are over the ranks that have it. Throws std::invalid_argument for an empty `profiles`.

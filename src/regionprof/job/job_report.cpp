@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include <boost/json.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "regionprof/job/job.hpp"
-#include "regionprof/json/json_text.hpp"
 #include "regionprof/statistics/statistics.hpp"
+#include "regionprof/trace/run_target_json.hpp"
 
 namespace regionprof {
 namespace {
@@ -48,8 +49,8 @@ std::optional<cross_rank_figure> optional_figure(std::vector<sample>& samples) {
   return figure_of(samples);
 }
 
-/// A profile's identity in its target (trace::target_extra_json): `rank`, else `distributedInfo.rank`
-/// (Kineto's), when a non-negative integer; `host`; `pid`.
+/// A profile's identity in its target (trace::target): `rank`, else `distributedInfo.rank` (Kineto's),
+/// when a non-negative integer; `host`; `pid`.
 struct target_identity {
   std::optional<std::uint64_t> rank;
   std::string host;
@@ -63,19 +64,11 @@ target_identity identity_of(const Profile& profile) {
     if (v->is_int64() && v->get_int64() >= 0) return static_cast<std::uint64_t>(v->get_int64());
     return std::nullopt;
   };
-  target_identity out;
-  const boost::json::object target = report_detail::parse_target_extra(profile.source().target_extra_json);
-  out.rank = as_rank(target.if_contains("rank"));
+  const run_target& target = profile.source().target;
+  target_identity out{target.rank, target.host.value_or(""), target.pid};
   if (!out.rank) {
-    const boost::json::value* info = target.if_contains("distributedInfo");
+    const boost::json::value* info = trace_detail::foreign_value(target, "distributedInfo");
     if (info != nullptr && info->is_object()) out.rank = as_rank(info->as_object().if_contains("rank"));
-  }
-  if (const boost::json::value* host = target.if_contains("host"); host != nullptr && host->is_string()) {
-    out.host = std::string(host->get_string());
-  }
-  if (const boost::json::value* pid = target.if_contains("pid"); pid != nullptr) {
-    if (pid->is_int64()) out.pid = pid->get_int64();
-    if (pid->is_uint64()) out.pid = static_cast<std::int64_t>(pid->get_uint64());
   }
   return out;
 }

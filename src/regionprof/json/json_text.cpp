@@ -370,19 +370,4 @@ void json_object_writer::finish() {
   if (stream_ != nullptr) json_sink{text_, stream_}.flush();
 }
 
-boost::json::object parse_target_extra(std::string_view text) {
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return {};
-  boost::system::error_code error;
-  boost::json::value parsed = boost::json::parse(boost::json::string_view(text.data(), text.size()), error);
-  if (error) {
-    throw std::invalid_argument("regionprof report: trace::target_extra_json is not valid JSON (" + error.message() +
-                                "): " + std::string(text.substr(0, 200)));
-  }
-  if (!parsed.is_object()) {
-    throw std::invalid_argument("regionprof report: trace::target_extra_json must be a JSON object, got: " +
-                                std::string(text.substr(0, 200)));
-  }
-  return std::move(parsed.get_object());
-}
-
 }  // namespace regionprof::report_detail

@@ -85,8 +85,4 @@ class json_object_writer {
   bool first_element_ = true;
 };
 
-/// The members of trace::target_extra_json (empty text: none). Throws std::invalid_argument naming the
-/// field and the parse error when the text is not a JSON object (a producer bug, never silently dropped).
-boost::json::object parse_target_extra(std::string_view text);
-
 }  // namespace regionprof::report_detail

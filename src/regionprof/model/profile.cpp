@@ -16,8 +16,7 @@ Profile::Profile(trace source, analysis_options options, report_context context,
 
 Profile Profile::without_events() && {
   trace target;
-  target.target_type = std::move(source_.target_type);
-  target.target_extra_json = std::move(source_.target_extra_json);
+  target.target = std::move(source_.target);
   target.device_tracing = source_.has_device_data();
   return Profile(std::move(target), std::move(options_), std::move(context_), std::move(result_));
 }

@@ -68,8 +68,8 @@ class Profile {
   const report_context& context() const noexcept { return context_; }
   const analysis_result& result() const noexcept { return result_; }
 
-  /// The same profile with a trace that keeps only what the reports read (target_type,
-  /// target_extra_json, device_tracing): its reports are unchanged, its Chrome trace is empty. For
+  /// The same profile with a trace that keeps only what the reports read (the target and
+  /// device_tracing): its reports are unchanged, its Chrome trace is empty. For
   /// holding many profiles (the ranks of a job) without their events.
   ///
   /// ```

@@ -22,6 +22,7 @@
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/report/chrome_events.hpp"
 #include "regionprof/report/report.hpp"
+#include "regionprof/trace/run_target_json.hpp"
 
 namespace regionprof {
 namespace {
@@ -29,7 +30,7 @@ namespace {
 using report_detail::append_json_string;
 using report_detail::append_uint;
 
-/// Top-level names this format uses itself; a target_extra_json member of the same name is not written.
+/// Top-level names this format uses itself; a target member of the same name is not written.
 bool is_reserved_top_level(std::string_view key) {
   return key == "schemaVersion" || key == "displayTimeUnit" || key == "traceEvents" || key == "regionprof";
 }
@@ -84,7 +85,7 @@ class chrome_writer {
 
   void write_header() {
     buffer_ += "{\"schemaVersion\":1";
-    for (const auto& member : report_detail::parse_target_extra(source_.target_extra_json)) {
+    for (const auto& member : trace_detail::target_members(source_.target)) {
       const std::string_view key(member.key().data(), member.key().size());
       if (is_reserved_top_level(key)) continue;
       buffer_ += ",\n";
@@ -100,7 +101,7 @@ class chrome_writer {
   boost::json::value regionprof_object() const {
     boost::json::object object;
     object["schema_version"] = 1;
-    object["target_type"] = boost::json::string_view(source_.target_type.data(), source_.target_type.size());
+    object["target_type"] = boost::json::string_view(source_.target.type.data(), source_.target.type.size());
     object["device_tracing"] = source_.device_tracing;
     boost::json::array walls;
     for (std::int64_t ns : source_.run_wall_times_ns) walls.push_back(ns);

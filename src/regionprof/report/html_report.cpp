@@ -169,7 +169,7 @@ std::string to_html(const Profile& profile) {
   const analysis_options& options = profile.options();
   const report_context& context = profile.context();
   report_detail::check_region_indices(result);
-  std::string body = "<h1>regionprof report: <code>" + html::escape(source.target_type) + "</code></h1>";
+  std::string body = "<h1>regionprof report: <code>" + html::escape(source.target.type) + "</code></h1>";
   body += "<p>regionprof " + html::escape(report_detail::tool_version()) + ", created " +
           html::escape(report_detail::created_at(context)) + "; " + std::to_string(result.runs.size()) +
           " runs; run marker <code>" + html::escape(options.run_marker.pattern) + "</code>; " +
@@ -198,7 +198,7 @@ std::string to_html(const Profile& profile) {
     }
     body += "</ul>";
   }
-  return html::page("regionprof report: " + source.target_type, body);
+  return html::page("regionprof report: " + source.target.type, body);
 }
 
 }  // namespace regionprof

@@ -18,6 +18,7 @@
 #include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
 #include "regionprof/report/tree_report.hpp"
+#include "regionprof/trace/run_target_json.hpp"
 
 namespace regionprof {
 namespace {
@@ -55,12 +56,8 @@ json::object config_object(const analysis_result& result, const analysis_options
 
 json::object target_object(const trace& source) {
   json::object target;
-  target["type"] = sv(source.target_type);
-  // `type` keeps its meaning: an extra member of that name does not override it.
-  for (auto& member : report_detail::parse_target_extra(source.target_extra_json)) {
-    if (member.key() == "type") continue;
-    target[member.key()] = member.value();
-  }
+  target["type"] = sv(source.target.type);
+  for (auto& member : trace_detail::target_members(source.target)) target[member.key()] = member.value();
   return target;
 }
 

@@ -95,7 +95,7 @@ void overview(std::string& out, const analysis_result& result, const trace& sour
   out += "# regionprof report\n\n";
   out += "- Tool: regionprof " + std::string(report_detail::tool_version()) + ", report created " +
          clean(report_detail::created_at(context)) + "\n";
-  out += "- Target: " + code(source.target_type) + "\n";
+  out += "- Target: " + code(source.target.type) + "\n";
   out += "- Runs: " + std::to_string(result.runs.size()) + " analysed (" +
          std::to_string(report_detail::measured_runs(result, context)) + " measured, " +
          std::to_string(context.warmup_runs) + " warm-up; inference function: " +

@@ -31,7 +31,7 @@ struct markdown_options {
 /// `region_summary` [{`region_id`, `runs_present`, `calls_total`, `cpu_time_us` {`mean`, `min`, `max`},
 /// `device_time_us` {...} (with device data), `off_thread_cpu_time_us` {...} (when seen)}], over all
 /// runs (a run without the region counts as 0). Throws std::invalid_argument when a region aggregate
-/// points outside result.regions or trace::target_extra_json is not a JSON object.
+/// points outside result.regions.
 ///
 /// ```
 /// std::string text = regionprof::to_json(profile);
@@ -99,11 +99,11 @@ std::string to_terminal_table(const Profile& profile, bool colour, std::size_t w
 /// - Order: all metadata events, then the CPU intervals in trace::intervals order (each API call's
 ///   `s` right after it), then the device ops in trace::device_ops order (each followed by its `f`s).
 ///   One event per line.
-/// - Top-level `deviceProperties`/`distributedInfo` come from trace::target_extra_json, and a top-level
+/// - Top-level `deviceProperties`/`distributedInfo` come from trace::target, and a top-level
 ///   `regionprof` object keeps what Kineto has no place for: {`schema_version`: 1, `target_type`,
 ///   `device_tracing`, `run_wall_times_ns`, `module_types`, `warnings`: [{`code`, `source`, `message`}]}.
-///   Precisely, the top-level keys in order: `schemaVersion` (1); every member of target_extra_json in
-///   its order (Kineto's `deviceProperties`, `distributedInfo`, ...) except the names this format uses
+///   Precisely, the top-level keys in order: `schemaVersion` (1); every member of trace::target but
+///   `type`, in the JSON report's order (Kineto's `deviceProperties`, `distributedInfo`, ...) except the names this format uses
 ///   itself (`schemaVersion`, `displayTimeUnit`, `regionprof`, `traceEvents`); `displayTimeUnit` ("ns");
 ///   `regionprof`; `traceEvents` last. `device_tracing` is trace::device_tracing as is; `warnings` are
 ///   trace::warnings (the producers', not the analysis's); `run_wall_times_ns` are integers.
@@ -113,7 +113,7 @@ std::string to_terminal_table(const Profile& profile, bool colour, std::size_t w
 ///
 /// Streams: the output is written in chunks of about 1 MiB as it is formatted, never built whole.
 /// Throws std::invalid_argument (before writing anything) when an index in `source` points outside its
-/// table or target_extra_json is not a JSON object, and std::runtime_error when `out` fails.
+/// table, and std::runtime_error when `out` fails.
 ///
 /// ```
 /// std::ofstream out("trace.json", std::ios::binary);

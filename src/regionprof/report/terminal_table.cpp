@@ -51,7 +51,7 @@ std::string to_terminal_table(const Profile& profile, bool colour, std::size_t w
   const auto paint = [&](std::string_view code, const std::string& text) {
     return colour ? std::string(code) + text + std::string(reset) : text;
   };
-  out += paint(bold, "regionprof: " + report_detail::clean(source.target_type)) + ", " +
+  out += paint(bold, "regionprof: " + report_detail::clean(source.target.type)) + ", " +
          std::to_string(result.runs.size()) + " runs" + (result.has_device_data ? ", CPU and device" : ", CPU only") +
          ", " + std::to_string(result.warnings.size()) + " warnings\n";
   if (!totals) return out + "No runs.\n";

@@ -24,6 +24,7 @@
 #include "regionprof/json/json_with_number_text.hpp"
 #include "regionprof/json/microseconds.hpp"
 #include "regionprof/saved/profile_value.hpp"
+#include "regionprof/trace/run_target_json.hpp"
 
 namespace regionprof {
 namespace {
@@ -459,12 +460,10 @@ class reader {
       config(*config_object, root.member("config"), options, context);
     }
     if (const json::object* target = optional_object(top, root, "target")) {
-      source.target_type = optional_string(*target, root.member("target"), "type");
-      json::object extra;
+      source.target.type = optional_string(*target, root.member("target"), "type");
       for (const auto& member : *target) {
-        if (member.key() != "type") extra.emplace(member.key(), member.value());
+        if (member.key() != "type") trace_detail::add_target_member(source.target, member.key(), member.value());
       }
-      if (!extra.empty()) report_detail::append_json(source.target_extra_json, extra);
     }
     if (const json::object* input = optional_object(top, root, "input")) {
       const json_location at = root.member("input");

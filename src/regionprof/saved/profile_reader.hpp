@@ -79,8 +79,8 @@ Profile read_profile(const std::string& path);
 /// - `config` becomes the analysis options (run marker and region rules; a run marker other than the
 ///   default is a regex in any domain) and the report context (warm-up and measured runs, inference
 ///   function), with `created_at`, `tool` and `input`;
-/// - `target.type` becomes the trace's target_type, the other members of `target` its
-///   target_extra_json; the trace has no events.
+/// - `target` becomes the trace's target (its modelled members typed, the others foreign, in their
+///   order); the trace has no events.
 /// Derived keys (fractions, `region_summary`, `run_summary`, `tree_summary`) are recomputed on writing.
 ///
 /// ```

@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "regionprof/json/json_text.hpp"
 
 namespace regionprof {
 namespace {
@@ -173,25 +172,6 @@ std::string escape_output_path(std::string_view text) {
     out += c;
     if (c == '%') out += '%';
   }
-  return out;
-}
-
-std::string identity_json_members(const process_identity& identity) {
-  std::string out;
-  const auto number = [&out](const char* key, std::uint64_t value) {
-    out += "\"";
-    out += key;
-    out += "\": ";
-    report_detail::append_uint(out, value);
-    out += ", ";
-  };
-  if (identity.rank) number("rank", *identity.rank);
-  if (identity.local_rank) number("local_rank", *identity.local_rank);
-  if (identity.world_size) number("world_size", *identity.world_size);
-  out += "\"host\": ";
-  report_detail::append_json_string(out, identity.host);
-  out += ", \"pid\": ";
-  report_detail::append_int(out, identity.pid);
   return out;
 }
 

@@ -106,9 +106,4 @@ std::string expand_process_index(std::string_view pattern, const process_identit
 /// `text` with each `%` doubled, so that expand_output_path gives `text` back.
 std::string escape_output_path(std::string_view text);
 
-/// The identity's members for a report's `target`, as JSON members without braces, in this order:
-/// `"rank"`, `"local_rank"`, `"world_size"` (each only when known), `"host"`, `"pid"`
-/// (`"rank": 2, "local_rank": 0, "world_size": 4, "host": "node7", "pid": 4242`).
-std::string identity_json_members(const process_identity& identity);
-
 }  // namespace regionprof

@@ -10,15 +10,50 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "regionprof/trace/process_identity.hpp"
 #include "regionprof/trace/warnings.hpp"
 
 namespace regionprof {
+
+namespace detail {
+struct json_value_holder;  // a JSON value as read (trace/run_target_json.hpp)
+}  // namespace detail
+
+/// A member of report `target` that regionprof carries without reading it: Kineto's `deviceProperties`
+/// and `distributedInfo`, another tool's members, or a member of a modelled name whose value has
+/// another type. Written back as it was read, in its place after the modelled members.
+struct foreign_member {
+  std::string name;
+  std::shared_ptr<const detail::json_value_holder> value;  ///< never null
+};
+
+/// Report `target`: what was profiled. `type` always; each producer sets a few of the modelled members
+/// (run_target.def: `kind`, `command`, `benchmark`, `iterations`, `iterations_per_run`, the process
+/// identity `rank` ... `pid`, `window`, `window_runs`, `ended_by_signal`); the writers put them in that
+/// order, then the foreign ones (docs/report-schema.md, "target").
+///
+/// ```
+/// regionprof::run_target target{.type = "process"};
+/// target.command = std::vector<std::string>{"./app", "--fast"};
+/// target.set_process(regionprof::this_process_identity());
+/// ```
+struct run_target {
+  std::string type = "callable";
+#define REGIONPROF_TARGET_MEMBER(name, value_type) std::optional<value_type> name;
+#include "regionprof/trace/run_target.def"
+#undef REGIONPROF_TARGET_MEMBER
+  std::vector<foreign_member> foreign;
+
+  /// Sets `rank`, `local_rank` and `world_size` (those the identity knows), `host` and `pid`.
+  void set_process(const process_identity& identity);
+};
 
 /// Index into a trace's string_table. Id 0 is always the empty string.
 using name_id = std::uint32_t;
@@ -187,10 +222,8 @@ struct trace {
   /// Region id -> type name of the module behind it (LibTorch adapter). Other regions report "-".
   std::map<std::string, std::string> module_types;
 
-  /// Report `target` object: `type`, plus extra members as a JSON object text (e.g. Kineto
-  /// `deviceProperties`, `distributedInfo`), merged into `target` by the JSON writer. Empty: none.
-  std::string target_type = "callable";
-  std::string target_extra_json;
+  /// Report `target`: what was profiled.
+  run_target target;
 
   /// Anomalies found by the producers (capture, collector, importer), each already counted.
   std::vector<warning> warnings;
