@@ -32,6 +32,7 @@
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/model/profile.hpp"
+#include "regionprof/options/profile_options.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/regions/regions.h"
 #include "regionprof/regions/regions.hpp"
@@ -52,13 +53,6 @@ std::vector<regionprof::name_rule> region_rules(const std::optional<std::vector<
   std::vector<regionprof::name_rule> rules;
   rules.reserve(regions->size());
   for (const std::string& arg : *regions) rules.push_back(regionprof::parse_region_arg(arg));
-  return rules;
-}
-
-/// The default rules plus `region:` (what regionprof.region emits), for in-process profiles.
-std::vector<regionprof::name_rule> in_process_rules() {
-  std::vector<regionprof::name_rule> rules = regionprof::default_region_rules();
-  rules.push_back({regionprof::match_kind::prefix, "region:", "region", regionprof::nvtx_domain_name});
   return rules;
 }
 
@@ -85,7 +79,7 @@ regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, 
   options.warmup_runs = warmup_runs;
   options.measured_runs = measured_runs;
   options.trace_file = std::move(trace_file);
-  options.analysis.region_rules = region_rules(regions, in_process_rules());
+  options.analysis.region_rules = region_rules(regions, regionprof::in_process_region_rules());
   options.analysis.cross_thread = cross_thread;
   options.analysis.row_limit = row_limit;
   options.analysis.graph_attribution = graph_attribution_arg(graph_attribution);

@@ -25,7 +25,8 @@ LEVELS = [
     ["compare", "job"],                                    # diff and cross-rank merge of profiles
     ["report", "saved"],                                   # the writers; the readers
     ["output"],                                            # the one output seam
-    ["options"],                                           # the options' settings, their codecs
+    ["options"],                                           # the option table and its codecs
+    ["session"],                                           # the one profiling session
     ["harness"],                                           # the in-process profiler
     ["benchmark", "torch", "inject"],                      # front-ends over the harness / the capture
     ["cli"],                                               # the command

@@ -36,6 +36,8 @@ struct name_rule {
   std::string pattern;
   std::string kind = "region";  ///< region kind (ignored for run markers)
   std::string domain;           ///< NVTX domain the range must be in; empty matches every domain
+
+  friend bool operator==(const name_rule&, const name_rule&) = default;
 };
 
 /// The one default run marker: `regionprof.profiled_run` exactly, in any domain (run_marker.hpp).
@@ -82,11 +84,12 @@ std::string_view to_string(graph_attribution mode) noexcept;
 std::optional<graph_attribution> parse_graph_attribution(std::string_view text) noexcept;
 
 struct analysis_options {
-  name_rule run_marker = default_run_marker();
-  std::vector<name_rule> region_rules = default_region_rules();  ///< first matching rule wins
-  bool cross_thread = false;  ///< attribute work of threads without a marker (rule 9)
-  std::size_t row_limit = 20;  ///< key-average rows per view
-  std::size_t skip_runs = 0;   ///< discard the first N markers in time (warm-up runs)
+  // run_marker, region_rules (the first matching rule wins), cross_thread (rule 9), graph_attribution
+  // (rule 15), row_limit (key-average rows per view), skip_runs (the first N markers in time are warm-up
+  // runs): the user options, declared in analysis_options.def.
+#define REGIONPROF_OPTION(member, type, initializer, ...) type member = initializer;
+#include "regionprof/analysis/analysis_options.def"
+#undef REGIONPROF_OPTION
   bool region_tree = true;     ///< build each run's region tree (rule 14); off changes no other figure
   /// Most (run, path) nodes of all runs' trees together (rule 14); a nested instance that would open a
   /// node past the cap is folded into its parent node (REGION_TREE_TRUNCATED). About 100 bytes per node.
@@ -95,9 +98,6 @@ struct analysis_options {
   /// (REGION_TREE_TRUNCATED). Each node's JSON `path` lists its regions, so the report grows with
   /// nodes x depth; 100,000 nested regions would otherwise write 5 x 10^9 ids.
   std::uint32_t region_tree_max_depth = 64;
-  /// Replayed graph ops: to their capture-time region where the trace knows it (trace::graph_ops),
-  /// else to the launch's region (rule 15).
-  regionprof::graph_attribution graph_attribution = regionprof::graph_attribution::capture;
 };
 
 /// One observed region (report `regions`).

@@ -11,14 +11,9 @@
 #include <string>
 #include <system_error>
 
-#include <nvtx3/nvToolsExt.h>
-
-#include "regionprof/capture/capture.hpp"
 #include "regionprof/collect/device_session.hpp"
-#include "regionprof/harness/harness.hpp"
-#include "regionprof/machine/machine.hpp"
 #include "regionprof/model/profile.hpp"
-#include "regionprof/output/output.hpp"
+#include "regionprof/session/session.hpp"
 #include "regionprof/trace/clock.hpp"
 
 namespace regionprof::benchmark {
@@ -88,13 +83,9 @@ std::string profile_path(const std::string& directory, std::string_view name, st
   return (base / sanitize_file_name(name) / ("prof-" + std::to_string(*process_index) + ".json")).string();
 }
 
-/// The capture and device sessions of one invocation.
+/// The profiling session of one invocation.
 struct recorder::state_holder {
-  std::unique_ptr<device_session> device;
-  bool device_started = false;
-  std::optional<capture_session> capture;
-  machine_probe machine;                      // report `environment`
-  std::optional<cpu_cache_flusher> flusher;  // recorder_options::flush_cache
+  std::unique_ptr<session> profiling;
 };
 
 recorder::recorder(::benchmark::State& state, std::string name, recorder_options options)
@@ -148,35 +139,45 @@ void recorder::start() {
     state_.SkipWithError(("regionprof: cannot create '" + directory.string() + "': " + error.message()).c_str());
     return;
   }
-  holder_->machine.begin();
-  if (options_.flush_cache) holder_->flusher.emplace();
-  nvtxInitialize(nullptr);  // NVTX attaches its tool at its first call: before the session
-  if (options_.device_tracing) {
-    holder_->device = make_device_session();
-    holder_->device->start();
-    holder_->device_started = true;
+  profile_options profile;
+  profile.warmup_runs = 0;
+  profile.analysis = options_.analysis;
+  profile.device_tracing = options_.device_tracing;
+  profile.flush_cache = options_.flush_cache;
+  profile.stopping = options_.stopping;
+  profile.json_output = escape_output_path(path_);  // a file name, no placeholder
+  profile.uses_inference_function = false;
+  try {
+    run_target target;
+    target.type = "google_benchmark";
+    session_setup setup;
+    setup.who = "regionprof::benchmark";
+    setup.keep_events = false;
+    holder_->profiling = std::make_unique<session>(std::move(profile), std::move(target), std::move(setup));
+    if (steady_ && options_.clock) holder_->profiling->set_clock(options_.clock);
+    holder_->profiling->start();
+  } catch (const std::exception& e) {
+    holder_->profiling.reset();
+    state_.SkipWithError((std::string("regionprof: ") + e.what()).c_str());
   }
-  holder_->capture.emplace();
 }
 
 void recorder::measure_until_steady(const std::function<void()>& body) {
-  if (!holder_->capture) return;  // skipped with an error already
+  if (!holder_->profiling) return;  // skipped with an error already
+  session& profiling = *holder_->profiling;
   const std::function<std::int64_t()> now =
       options_.clock ? options_.clock : std::function<std::int64_t()>([] { return monotonic_now_ns(); });
-  device_session* device = holder_->device.get();
   try {
-    // The calibration run: discarded by the analysis (skip_runs = 1), it chooses K. Its first call is
+    // The calibration run, the session's internal warm-up run (discarded), chooses K. Its first call is
     // cold (first touches, lazy initialisation) and not counted; then passes of calls, each until they
     // have lasted min_run_ns, until a pass is no more than 10 % faster per call than the fastest before it
     // (at most max_calibration_passes); K from the fastest pass (preemption only ever slows a pass). A body
     // warms up over many calls: a 37 us sort took 127, 103, 76, 52, 43 and 37 us per call in six 100 us
     // passes; the first pass alone made K 1, not 3.
-    if (options_.flush_cache) flush_caches();
-    if (device != nullptr) device->synchronize();
     double ns_per_call = 0.0;
-    {
-      const scoped_run marker;
+    profiling.timed_run([&] {
       body();
+      device_session* device = profiling.device();
       for (std::size_t pass = 0; pass < max_calibration_passes; ++pass) {
         if (device != nullptr) device->synchronize();
         const std::int64_t pass_start = now();
@@ -191,25 +192,14 @@ void recorder::measure_until_steady(const std::function<void()>& body) {
         if (pass == 0 || pass_ns_per_call < ns_per_call) ns_per_call = pass_ns_per_call;  // the fastest pass
         if (steady) break;
       }
-    }
+    });
     batch_ = options_.batch ? std::max<std::size_t>(1, *options_.batch) : batch_size(ns_per_call, options_.min_run_ns);
-
-    stopper_.emplace(options_.stopping);
-    const std::int64_t measuring_since = now();  // before the first measured run's flush: max_time_s counts from it
-    for (;;) {
-      if (options_.flush_cache) flush_caches();
-      if (device != nullptr) device->synchronize();
-      const std::int64_t start = now();
-      {
-        const scoped_run marker;
+    do {
+      profiling.timed_run([&] {
         for (std::size_t call = 0; call < batch_; ++call) body();
-      }
-      if (device != nullptr) device->synchronize();
-      const std::int64_t end = now();
-      run_wall_ns_.push_back(end - start);
+      });
       iterations_ += batch_;
-      if (stopper_->add_run(end - start, end - measuring_since)) break;
-    }
+    } while (!profiling.timed_runs_done());
   } catch (const std::exception& e) {
     abandoned_ = true;
     state_.SkipWithError(("regionprof: " + name_ + ": the body threw: " + e.what()).c_str());
@@ -220,8 +210,9 @@ void recorder::measure_until_steady(const std::function<void()>& body) {
     return;
   }
   // Google Benchmark's time per iteration: the median run's over K.
-  state_.SetIterationTime(stopper_->median_ns() / 1e9 / static_cast<double>(batch_));
-  const stopping_summary summary = stopper_->summary();
+  const noise_stopper& stopper = *profiling.stopper();
+  state_.SetIterationTime(stopper.median_ns() / 1e9 / static_cast<double>(batch_));
+  const stopping_summary summary = stopper.summary();
   state_.counters["regionprof_runs"] = ::benchmark::Counter(static_cast<double>(summary.runs));
   state_.counters["regionprof_iterations_per_run"] = ::benchmark::Counter(static_cast<double>(batch_));
   if (summary.noise) state_.counters["regionprof_noise"] = ::benchmark::Counter(*summary.noise);
@@ -235,45 +226,31 @@ recorder::~recorder() {
   }
 }
 
-std::uint64_t recorder::flushes() const noexcept { return holder_->flusher ? holder_->flusher->flushes() : 0; }
+std::uint64_t recorder::flushes() const noexcept {
+  return holder_->profiling ? holder_->profiling->flushes() : 0;
+}
 
 void recorder::flush_caches() noexcept {
-  if (!holder_->flusher) return;
+  if (!holder_->profiling) return;
   state_.PauseTiming();
-  regionprof::flush_caches(*holder_->flusher, holder_->device.get());
+  holder_->profiling->flush_caches();
   state_.ResumeTiming();
 }
 
 void recorder::finish() {
-  if (!holder_->capture) return;
+  if (!holder_->profiling) return;
   if (in_batch_ != 0) {  // the last batch ended short: close its run
     pop_region();
     in_batch_ = 0;
   }
-  if (holder_->device) holder_->device->synchronize();
-  capture_result captured = holder_->capture->stop();
-  holder_->capture.reset();
-  trace t = std::move(captured.data);
-  if (holder_->device_started) holder_->device->stop(t);
-  if (abandoned_) return;  // the body threw: the capture is discarded
-  holder_->machine.end();
-  for (warning& w : holder_->machine.warnings()) t.warnings.push_back(std::move(w));
-  t.target.type = "google_benchmark";
-  t.target.benchmark = sanitize_file_name(name_);
-  t.target.iterations = iterations_;
-  t.target.iterations_per_run = batch_;
-
-  report_context context;
-  context.environment = holder_->machine.environment();
-  analysis_options analysis = options_.analysis;
-  if (stopper_) {  // register_until_steady: the calibration run is skipped; the stopper's runs remain
-    analysis.skip_runs = 1;
-    t.run_wall_times_ns = run_wall_ns_;
-    context.measured_runs = run_wall_ns_.size();
-    context.stopping = profile_stopping(*stopper_, t.warnings);
-  }
-  const Profile profile(std::move(t), analysis, context);
-  write_json(profile, path_);
+  const std::unique_ptr<session> profiling = std::move(holder_->profiling);
+  if (abandoned_) return;  // the body threw: the session discards what it recorded
+  if (device_session* device = profiling->device()) device->synchronize();
+  run_target& target = profiling->target();
+  target.benchmark = sanitize_file_name(name_);
+  target.iterations = iterations_;
+  target.iterations_per_run = batch_;
+  const Profile profile = *profiling->finish();  // written to path_
 
   const analysis_result& result = profile.result();
   if (iterations_ == 0) return;

@@ -155,8 +155,6 @@ class recorder {
   std::uint64_t iterations_ = 0;
   bool steady_ = false;  ///< register_until_steady's recorder
   bool abandoned_ = false;  ///< the body threw: no profile, no counters
-  std::optional<noise_stopper> stopper_;   ///< register_until_steady: the measured runs' stopping rule
-  std::vector<std::int64_t> run_wall_ns_;  ///< register_until_steady: the measured runs' wall times
   std::unique_ptr<state_holder> holder_;
 };
 

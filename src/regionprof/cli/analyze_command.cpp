@@ -7,7 +7,7 @@
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/cli/job_outputs.hpp"
-#include "regionprof/cli/report_options.hpp"
+#include "regionprof/cli/option_flags.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/job/job.hpp"
 #include "regionprof/model/profile.hpp"
@@ -19,12 +19,12 @@ namespace {
 class analyze_command final : public command {
  public:
   void declare(command_line& line) override {
-    declare_report_options(line, settings_);
+    declare_option_flags(line, options_, options::cli_analyze);
     line.value("--runs-detail", "N",
                "Markdown: detailed tables for the first N runs (default: every run\n"
                "when there are at most 5, else none; the summary covers all).",
                [this](std::string_view setting, std::string_view value) {
-                 markdown_.runs_detail = parse_count(setting, value, 0, 1'000'000'000);
+                 markdown_.runs_detail = options::parse_count(setting, value, 0, 1'000'000'000);
                });
     line.operands("TRACE", "TRACE (a torch.profiler trace, .json or .json.gz)",
                   [this](std::string_view path) { trace_paths_.emplace_back(path); });
@@ -70,22 +70,22 @@ Examples:
 
   int execute() override {
     if (trace_paths_.size() > 1) {
-      const job_report job = merge_ranks(analyze_traces(trace_paths_, settings_));
-      write_outputs(settings_.outputs(), job_writers(job), std::cout);
+      const job_report job = merge_ranks(analyze_traces(trace_paths_, options_.analysis));
+      write_outputs(outputs_of(options_), job_writers(job), std::cout);
       return exit_ok;
     }
-    const output_set outputs = settings_.outputs();
+    const output_set outputs = outputs_of(options_);
     trace imported = import_kineto_trace(trace_paths_.front());
     // Only the Chrome trace reads the events: without one, they are freed before the result is built.
     const Profile profile = outputs.has(output_format::chrome_trace)
-                                ? Profile(std::move(imported), settings_.analysis, report_context{})
-                                : Profile::analyzed_without_events(std::move(imported), settings_.analysis);
+                                ? Profile(std::move(imported), options_.analysis, report_context{})
+                                : Profile::analyzed_without_events(std::move(imported), options_.analysis);
     write_outputs(outputs, profile_writers(profile, markdown_), std::cout);
     return exit_ok;
   }
 
  private:
-  report_settings settings_;
+  profile_options options_ = options::command_defaults();
   markdown_options markdown_;
   std::vector<std::string> trace_paths_;
 };

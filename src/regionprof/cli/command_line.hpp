@@ -27,7 +27,7 @@ class usage_error : public std::runtime_error {
 ///
 /// Options take their value as `--flag VALUE` or `--flag=VALUE` (`-o VALUE` or `-oVALUE` for a
 /// one-letter flag); `-h` and `--help` are always declared; `--` ends the options. A handler that
-/// throws std::invalid_argument (regionprof::cli::setting_error) makes its what() a usage error.
+/// throws std::invalid_argument (regionprof::options::setting_error) makes its what() a usage error.
 ///
 /// ```
 /// command_line line("regionprof analyze");

@@ -11,7 +11,7 @@
 #include "regionprof/model/profile.hpp"
 
 namespace regionprof::cli {
-std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths, const report_settings& settings) {
+std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths, const analysis_options& analysis) {
   std::vector<std::optional<named_profile>> profiles(paths.size());
   std::vector<std::exception_ptr> failures(paths.size());
   std::atomic<std::size_t> next{0};
@@ -19,7 +19,7 @@ std::vector<named_profile> analyze_traces(const std::vector<std::string>& paths,
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
         profiles[i].emplace(named_profile{
-            paths[i], Profile::analyzed_without_events(import_kineto_trace(paths[i]), settings.analysis)});
+            paths[i], Profile::analyzed_without_events(import_kineto_trace(paths[i]), analysis)});
       } catch (...) {
         failures[i] = std::current_exception();
       }

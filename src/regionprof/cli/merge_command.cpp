@@ -1,12 +1,13 @@
 // `regionprof merge`: the saved profiles of a job's ranks -> one job report.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/job/job.hpp"
-#include "regionprof/options/report_settings.hpp"
+#include "regionprof/options/option_table.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 
@@ -20,13 +21,13 @@ class merge_command final : public command {
         .value("-o", "JOB.json",
                "Write the job report (JSON, kind regionprof_job) to JOB.json. Without -o,\n"
                "the Markdown view goes to standard output.",
-               [this](std::string_view, std::string_view path) { settings_.json_path = path; })
+               [this](std::string_view, std::string_view path) { json_ = path; })
         .value("--markdown", "OUT.md", "Write the job's Markdown view (stragglers first) to OUT.md.",
-               [this](std::string_view, std::string_view path) { settings_.markdown_path = path; })
+               [this](std::string_view, std::string_view path) { markdown_ = path; })
         .value("--trace", "OUT.json",
                "Write a Chrome trace with one process per rank, each rank's runs aligned\n"
                "at their starts.",
-               [this](std::string_view, std::string_view path) { settings_.trace_path = path; });
+               [this](std::string_view, std::string_view path) { trace_ = path; });
     line.operands("PROFILE", "PROFILE (a JSON profile of regionprof run, analyze or the harness)",
                   [this](std::string_view path) { profile_paths_.emplace_back(path); });
   }
@@ -62,12 +63,14 @@ Examples:
     profiles.reserve(profile_paths_.size());
     for (const std::string& path : profile_paths_) profiles.push_back({path, read_profile(path)});
     const job_report job = merge_ranks(std::move(profiles));
-    write_outputs(settings_.outputs(), job_writers(job), std::cout);
+    write_outputs(options::command_outputs(json_, markdown_, trace_), job_writers(job), std::cout);
     return exit_ok;
   }
 
  private:
-  report_settings settings_;
+  std::optional<std::string> json_;
+  std::optional<std::string> markdown_;
+  std::optional<std::string> trace_;
   std::vector<std::string> profile_paths_;
 };
 

@@ -1,5 +1,5 @@
 // A decimal option value (`--alpha 0.05`), parsed and range-checked as a usage error. Whole numbers:
-// report_settings.hpp's parse_count.
+// options::parse_count (options/option_table.hpp).
 #pragma once
 
 #include <string_view>

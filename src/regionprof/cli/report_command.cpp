@@ -11,7 +11,7 @@
 
 #include "regionprof/cli/commands.hpp"
 #include "regionprof/job/job.hpp"
-#include "regionprof/options/report_settings.hpp"
+#include "regionprof/options/option_table.hpp"
 #include "regionprof/output/output.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 
@@ -42,7 +42,7 @@ class report_command final : public command {
                "Markdown: detailed tables for the first N runs (default: every run\n"
                "when there are at most 5, else none).",
                [this](std::string_view setting, std::string_view value) {
-                 runs_detail_ = parse_count(setting, value, 0, 1'000'000'000);
+                 runs_detail_ = options::parse_count(setting, value, 0, 1'000'000'000);
                })
         .value("-o", "OUT", "Write to OUT (default: standard output).",
                [this](std::string_view, std::string_view path) { output_path_ = path; });

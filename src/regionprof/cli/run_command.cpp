@@ -26,9 +26,8 @@
 
 #include "regionprof/analysis/window.hpp"
 #include "regionprof/cli/commands.hpp"
-#include "regionprof/cli/report_options.hpp"
-#include "regionprof/inject/inject_env.hpp"
-#include "regionprof/inject/inject_settings.hpp"
+#include "regionprof/cli/option_flags.hpp"
+#include "regionprof/options/environment.hpp"
 #include "regionprof/trace/process_identity.hpp"
 
 #ifndef REGIONPROF_INSTALL_LIBDIR
@@ -168,20 +167,22 @@ const char* signal_name(int signal_number) {
 /// The library's variables `run` owns: the caller's values never reach the program, so only the flags of
 /// this command configure the profile. The others (REGIONPROF_DEVICE_BUFFER_MB, REGIONPROF_SYNC_RECORDS,
 /// REGIONPROF_CUPTI_PATH) pass through from the caller.
-constexpr std::array owned_variables{"NVTX_INJECTION64_PATH", inject_env::output,   inject_env::markdown,
-                                     inject_env::trace,       inject_env::run_marker, inject_env::regions,
-                                     inject_env::cross_thread, inject_env::row_limit, inject_env::warmup_runs,
-                                     inject_env::claim,       inject_env::graph_attribution,
-                                     "CUDA_INJECTION64_PATH"};
+std::vector<std::string_view> owned_variables() {
+  std::vector<std::string_view> owned = options::owned_variables();
+  for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", options::claim_variable}) {
+    owned.push_back(variable);
+  }
+  return owned;
+}
 
 /// The program's environment: the caller's, less the owned variables, plus `settings` (appended).
 std::vector<std::string> program_environment(const std::vector<std::pair<std::string, std::string>>& settings) {
+  const std::vector<std::string_view> owned_names = owned_variables();
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text = *entry;
     const std::string_view name = text.substr(0, text.find('='));
-    const bool owned = std::any_of(owned_variables.begin(), owned_variables.end(),
-                                   [name](const char* variable) { return name == variable; });
+    const bool owned = std::find(owned_names.begin(), owned_names.end(), name) != owned_names.end();
     if (!owned) env.emplace_back(text);
   }
   for (const auto& [name, value] : settings) env.push_back(name + "=" + value);
@@ -344,13 +345,13 @@ std::vector<output> window_outputs(const std::vector<output>& outputs, const pro
   }
 }
 
-/// One run of the program, process `index` of `count` (both absent without --processes); with
-/// `window_runs`, a profile every that many runs (`%w`).
-int run_program(const report_settings& report, const std::vector<std::string>& program,
-                std::optional<std::uint64_t> index, std::optional<std::uint64_t> count,
-                std::optional<std::size_t> window_runs) {
+/// One run of the program, process `index` of `count` (both absent without --processes); with windows, a
+/// profile every options.window_runs runs (`%w`).
+int run_program(const profile_options& options, const std::vector<std::string>& program,
+                std::optional<std::uint64_t> index, std::optional<std::uint64_t> count) {
   const std::string library = find_injection_library();
-  const bool markdown_to_stdout = !report.json_path && !report.markdown_path;
+  const bool windows = options.window_runs.has_value();
+  const bool markdown_to_stdout = !options.json_output && !options.markdown_output;
   // Placeholders expand with this process's identity (the program inherits its environment), %p with
   // this pid until the profiled process is known (the claim file says which it was). %n is expanded
   // here: the library does not know the index.
@@ -363,41 +364,38 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   process_identity indexed = identity;  // %n only; the paths it gives are this process's own
   indexed.process_index = index;
   indexed.process_count = count;
-  if (window_runs) indexed.window_index = 0;  // without --processes %n is the window's: left to the library
+  if (windows) indexed.window_index = 0;  // without --processes %n is the window's: left to the library
   const auto add_output = [&](std::vector<output>& to, const char* kind, const char* what, const std::string& given) {
     const std::string shown = expand_process_index(given, indexed);
     const std::string pattern = absolute_pattern(shown);
     to.push_back({kind, what, shown, output_path(shown, expand_output_path(pattern, identity), what), false, pattern});
   };
   std::vector<output> outputs;
-  const std::string json_shown = report.json_path.value_or("profile.json");
+  const std::string json_shown = options.json_output.value_or("profile.json");
   add_output(outputs, "json", "JSON profile", json_shown);
   const std::string json_final = outputs.front().final_path;
-  if (report.markdown_path) {
-    add_output(outputs, "markdown", "Markdown report", *report.markdown_path);
+  if (options.markdown_output) {
+    add_output(outputs, "markdown", "Markdown report", *options.markdown_output);
   } else if (markdown_to_stdout) {
     outputs.push_back({"markdown", "Markdown report", "standard output", json_final + ".md", true,
                        outputs.front().pattern + ".md"});
   }
-  if (report.trace_path) add_output(outputs, "trace", "Chrome trace", *report.trace_path);
+  if (options.trace_file) add_output(outputs, "trace", "Chrome trace", *options.trace_file);
   const claim_file claim(json_final);
 
-  // What the library is told: the flags' rules, the claim file and where to write (the partial paths).
-  inject::inject_settings handed;
-  handed.report = report;
-  handed.claim = claim.path;
-  handed.window_runs = window_runs;
+  // What the library is told: the flags' options, the claim file and where to write (the partial paths).
+  profile_options handed = options;
   for (const output& out : outputs) {
     const std::string partial = partial_path(out.pattern);
     const std::string_view kind = out.kind;
-    (kind == "json" ? handed.report.json_path : kind == "markdown" ? handed.report.markdown_path
-                                                                  : handed.report.trace_path) = partial;
+    (kind == "json" ? handed.json_output : kind == "markdown" ? handed.markdown_output : handed.trace_file) = partial;
   }
   std::vector<std::pair<std::string, std::string>> settings = {
       {"NVTX_INJECTION64_PATH", library},
       {"CUDA_INJECTION64_PATH", library},
+      {options::claim_variable, claim.path},
   };
-  for (auto& variable : inject::to_environment(handed)) settings.push_back(std::move(variable));
+  for (auto& variable : options::to_environment(handed)) settings.push_back(std::move(variable));
   for (const char* variable : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
     if (const char* old = std::getenv(variable); old != nullptr && library != old) {
       std::cerr << "regionprof: " << variable << " was '" << old << "'; regionprof's library replaces it for this run\n";
@@ -413,7 +411,7 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
   }
   const int status = wait_for(child);
   if (const std::optional<std::int64_t> pid = claimed_pid(claim.path)) identity.pid = *pid;
-  if (window_runs) {
+  if (windows) {
     outputs = window_outputs(outputs, identity);
   } else {
     for (output& out : outputs) {
@@ -476,10 +474,10 @@ int run_program(const report_settings& report, const std::vector<std::string>& p
 
 /// `--processes N`: the program N times, one after another, process i writing its own profile (%n = i);
 /// stops at the first that exits non-zero, with its status.
-int run_processes(const report_settings& report, const std::vector<std::string>& program, std::uint64_t count,
-                  std::optional<std::size_t> window_runs) {
+int run_processes(const profile_options& options, const std::vector<std::string>& program) {
+  const std::uint64_t count = options.processes;
   for (std::uint64_t i = 0; i < count; ++i) {
-    const int status = run_program(report, program, i, count, window_runs);
+    const int status = run_program(options, program, i, count);
     if (status != 0) {
       if (count > 1) std::cerr << "regionprof run: process " << i << " of " << count << " exited with " << status << "\n";
       return status;
@@ -492,25 +490,7 @@ int run_processes(const report_settings& report, const std::vector<std::string>&
 class run_command final : public command {
  public:
   void declare(command_line& line) override {
-    declare_report_options(line, settings_);
-    line.section("Runs and regions")
-        .value("--warmup-runs", "N", "Discard the first N runs (default 0).",
-               [this](std::string_view setting, std::string_view n) { settings_.set_warmup_runs(setting, n); })
-        .value("--processes", "N",
-               "Run the program N times, one after another, one profile each: every\n"
-               "output path needs %n (the process index, 0 to N - 1). A side for\n"
-               "'regionprof diff' (default 1).",
-               [this](std::string_view setting, std::string_view n) {
-                 processes_ = parse_count(setting, n, 1, 10'000);
-               })
-        .value("--window-runs", "N",
-               "Write a profile every N runs and drop what it holds, so a long run\n"
-               "stays in bounded memory: every output path needs %w (the window\n"
-               "index, 0, 1, ...; or %n without --processes); the last, partial\n"
-               "window is written at exit.",
-               [this](std::string_view setting, std::string_view n) {
-                 window_runs_ = parse_count(setting, n, 1, inject::inject_settings::max_window_runs);
-               });
+    declare_option_flags(line, options_, options::cli_run);
     line.command("PROGRAM", "[ARGS...]", "PROGRAM to run", program_);
   }
 
@@ -574,8 +554,8 @@ Examples:
 
   int execute() override {
     // The regions travel to the injection library one per line.
-    for (const std::string& region : settings_.regions) {
-      if (region.find('\n') != std::string::npos) throw usage_error("option --region: REGEX must be one line");
+    for (const name_rule& region : options_.analysis.region_rules) {
+      if (region.pattern.find('\n') != std::string::npos) throw usage_error("option --region: REGEX must be one line");
     }
     // Placeholders are checked before anything runs: an unknown one, or a path every process of a
     // job would write (world size above 1, neither %r nor %p), is a usage error.
@@ -584,7 +564,7 @@ Examples:
     try {
       identity = this_process_identity();
     } catch (const process_identity_error& e) {
-      for (const auto& path : {settings_.json_path, settings_.markdown_path, settings_.trace_path}) {
+      for (const auto& path : {options_.json_output, options_.markdown_output, options_.trace_file}) {
         if (path && path->find('%') != std::string::npos) throw usage_error(e.what());
       }
       identity = this_process_host_and_pid();
@@ -596,22 +576,21 @@ Examples:
         throw usage_error("option " + std::string(flag) + ": " + e.what());
       }
     };
-    if (processes_) {
+    const bool processes = options_.processes > 1;
+    if (processes) {
       identity.process_index = 0;
-      identity.process_count = *processes_;
+      identity.process_count = options_.processes;
     }
-    if (window_runs_) identity.window_index = 0;
-    check("-o", settings_.json_path.value_or("profile.json"));
-    check("--markdown", settings_.markdown_path);
-    check("--trace", settings_.trace_path);
-    if (!processes_) return run_program(settings_, program_, std::nullopt, std::nullopt, window_runs_);
-    return run_processes(settings_, program_, *processes_, window_runs_);
+    if (options_.window_runs) identity.window_index = 0;
+    check("-o", options_.json_output.value_or("profile.json"));
+    check("--markdown", options_.markdown_output);
+    check("--trace", options_.trace_file);
+    if (!processes) return run_program(options_, program_, std::nullopt, std::nullopt);
+    return run_processes(options_, program_);
   }
 
  private:
-  report_settings settings_;
-  std::optional<std::uint64_t> processes_;
-  std::optional<std::size_t> window_runs_;
+  profile_options options_ = options::command_defaults();
   std::vector<std::string> program_;
 };
 

@@ -95,12 +95,30 @@ class cupti_session final : public device_session {
     if (collecting_) backend_->synchronize_device();
   }
 
+  /// Why there is no device activity: DEVICE_TRACING_UNAVAILABLE, or CUPTI_SUBSCRIBER_CONFLICT.
+  warning unavailable_warning(const char* what) const {
+    const bool conflict = status_.failure == backend_failure::subscriber_conflict;
+    return {conflict ? warning_code::cupti_subscriber_conflict : warning_code::device_tracing_unavailable,
+            warning_source::cupti,
+            std::string(conflict ? "device tracing off: " : "device tracing unavailable: ") + status_.message + "; " +
+                what + " is CPU-only"};
+  }
+
   void flush_device_cache() noexcept override {
     if (status_.ok()) (void)l2_.flush();
   }
 
   void cut_window(trace& out, std::int64_t cut_ns, bool at_exit) noexcept override {
-    if (!collecting_) return;
+    if (!collecting_) {
+      // Every window says for itself why it has no device activity (stop() says it for the last one).
+      if (!status_.ok()) {
+        try {
+          out.warnings.push_back(unavailable_warning("the window"));
+        } catch (...) {
+        }
+      }
+      return;
+    }
     try {
       if (at_exit) backend_->synchronize_device();
       const backend_status flushed = at_exit ? backend_->flush() : backend_->flush_completed();
@@ -132,12 +150,7 @@ class cupti_session final : public device_session {
     if (!collecting_) {
       if (!status_.ok() && !reported_) {
         reported_ = true;
-        const bool conflict = status_.failure == backend_failure::subscriber_conflict;
-        out.warnings.push_back({conflict ? warning_code::cupti_subscriber_conflict
-                                         : warning_code::device_tracing_unavailable,
-                                warning_source::cupti,
-                                std::string(conflict ? "device tracing off: " : "device tracing unavailable: ") +
-                                    status_.message + "; the profile is CPU-only"});
+        out.warnings.push_back(unavailable_warning("the profile"));
       }
       return;
     }

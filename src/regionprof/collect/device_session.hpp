@@ -49,14 +49,14 @@ class device_session {
   /// ids, on threads added to `out`), warnings, and sets out.device_tracing. Timestamps are ns on
   /// monotonic_now_ns()'s timeline. Without a device: adds DEVICE_TRACING_UNAVAILABLE saying why.
   virtual void stop(trace& out) = 0;
-  /// Windows (`regionprof run --window-runs`; docs/design.md, "Long runs: windows"): while collecting,
-  /// takes the buffers CUPTI has completed (an unforced flush) and appends to `out`, the window's trace,
-  /// the API calls that started before `cut_ns` (monotonic_now_ns()'s timeline) and the device ops they
-  /// launched; records of later launches are kept for the next window (or stop()), and records whose
-  /// window was already written are counted in that window's `LATE_DEVICE_RECORDS`. `at_exit` (the
-  /// windows cut just before stop()): waits for the device and forces the flush, so those windows lose
-  /// nothing to CUPTI's unfilled buffers. Sets out.device_tracing. Default, and without collection:
-  /// nothing. Never throws.
+  /// Windows of a session (docs/design.md, "Long runs: windows"): while collecting, takes the buffers
+  /// CUPTI has completed (an unforced flush) and appends to `out`, the window's trace, the API calls that
+  /// started before `cut_ns` (monotonic_now_ns()'s timeline) and the device ops they launched; records of
+  /// later launches are kept for the next window (or stop()), and records whose window was already
+  /// written are counted in that window's `LATE_DEVICE_RECORDS`. `at_exit` (the windows cut just before
+  /// stop(), and those of timed runs, which waited for the device): waits for the device and forces the
+  /// flush, so those windows lose nothing to CUPTI's unfilled buffers. Sets out.device_tracing. Without a
+  /// device: DEVICE_TRACING_UNAVAILABLE saying why, in every window. Default: nothing. Never throws.
   ///
   /// ```
   /// device->start();  ...  device->cut_window(window0, end_of_its_last_run_ns, false);  ...  device->stop(last);

@@ -17,15 +17,15 @@ namespace regionprof {
 /// When to stop measuring. Without `max_noise` the run count is fixed (the harness's `measured_runs`)
 /// and the other members must stay unset; with it, each unset member takes the default below.
 struct stopping_options {
-  /// The largest acceptable noise of the run total, relative (0.01 = 1 %): median_noise() of the runs'
-  /// wall times. nullopt: a fixed run count.
-  std::optional<double> max_noise;
-  std::optional<std::size_t> min_runs;  ///< default 10 (the noise is defined from 6 runs on)
-  std::optional<std::size_t> max_runs;  ///< default 10000
-  std::optional<double> min_time_s;     ///< the measured runs' summed wall time must reach this; default 0
-  /// Stop once this long (s) has passed since the first measured run began (run times, cache flushes
-  /// and the harness's own work included); default 15.
-  std::optional<double> max_time_s;
+  // max_noise: the largest acceptable noise of the run total, relative (0.01 = 1 %): median_noise() of
+  // the runs' wall times (nullopt: a fixed run count); min_runs (default 10: the noise is defined from 6
+  // runs on), max_runs (default 10000); min_time_s: the measured runs' summed wall time must reach this
+  // (default 0); max_time_s: stop once this long (s) has passed since the first measured run began (run
+  // times, cache flushes and the harness's own work included; default 15). Declared in
+  // stopping_options.def.
+#define REGIONPROF_OPTION(member, type, initializer, ...) type member = initializer;
+#include "regionprof/statistics/stopping_options.def"
+#undef REGIONPROF_OPTION
 };
 
 inline constexpr std::size_t default_min_runs = 10;
