@@ -6,9 +6,14 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
-from regionprof import _native
+from regionprof import _keywords, _native
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from regionprof._options import AnalyzeOptions, ProfileOptions
 
 StrPath = Union[str, "os.PathLike[str]"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -258,203 +263,51 @@ def _check_bool(name: str, value: Any) -> None:
         raise TypeError(f"{name} must be a bool, not {type(value).__name__} ({value!r})")
 
 
-def _stopping(*, max_noise: Any, min_runs: Any, max_runs: Any, min_time_s: Any, max_time_s: Any) -> Dict[str, Any]:
-    """The stopping options (docs/design.md, rule 16) for the native harness, their types checked; the
-    harness checks their values (ValueError naming the option)."""
-    for name, value in (("max_noise", max_noise), ("min_time_s", min_time_s), ("max_time_s", max_time_s)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise TypeError(f"{name} must be a number or None, not {type(value).__name__} ({value!r})")
-    for name, value in (("min_runs", min_runs), ("max_runs", max_runs)):
-        if value is not None:
-            _check_int(name, value)
-    return {"max_noise": None if max_noise is None else float(max_noise), "min_runs": min_runs,
-            "max_runs": max_runs, "min_time_s": None if min_time_s is None else float(min_time_s),
-            "max_time_s": None if max_time_s is None else float(max_time_s)}
-
-
 def _check_path(name: str, value: Any) -> "os.PathLike[str] | str":
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a str or os.PathLike, not {type(value).__name__}")
     return value
 
 
-def _check_options(*, warmup_runs: int, measured_runs: int, row_limit: int, **flags: Any) -> None:
-    """TypeError / ValueError naming the parameter, before anything runs."""
-    _check_int("warmup_runs", warmup_runs)
-    _check_int("measured_runs", measured_runs, minimum=1)
-    _check_int("row_limit", row_limit)
-    for name, value in flags.items():
-        _check_bool(name, value)
-
-
-def _prepare_output(path: Optional[StrPath], name: str, window: Optional[int] = None) -> Optional[Path]:
-    """The resolved output file for ``path`` (``~`` and the placeholders %r %l %h %p expanded; with
-    ``window``, that window's, ``%w`` required), its directory created and the file checked writable, so a
-    bad path fails before the first run. Raises TypeError / ValueError / OSError naming ``name``."""
-    if path is None:
-        return None
-    text = os.fspath(_check_path(name, path))
-    try:
-        expanded = _native.expand_output_path(os.path.expanduser(text), window)
-    except ValueError as e:
-        raise ValueError(f"{name}: {e}") from None
-    resolved = Path(expanded).resolve()
-    try:
-        resolved.parent.mkdir(parents=True, exist_ok=True)
-        existed = resolved.exists()
-        with open(resolved, "a"):
-            pass
-        if not existed:
-            resolved.unlink()
-    except OSError as e:
-        raise type(e)(e.errno, f"{name}: cannot write {resolved}: {e.strerror}") from None
-    return resolved
-
-
-def _windows(window_runs: Any, window_output: Any) -> Optional[Tuple[Optional[int], Optional[str]]]:
-    """``(window_runs, window_output pattern)`` for the native harness, None without windows. Types are
-    checked here; the harness refuses what cannot be (``window_runs=0``, with ``max_noise``, without
-    ``window_output`` or the reverse, a pattern without ``%w``: ValueError saying what to change). The
-    directory of window 0's file is created."""
-    if window_runs is not None:
-        _check_int("window_runs", window_runs)
-    if window_output is None:
-        return None if window_runs is None else (window_runs, None)
-    text = os.path.expanduser(os.fspath(_check_path("window_output", window_output)))
-    if window_runs is not None and window_runs > 0:
-        _prepare_output(text, "window_output", window=0)
-    return (window_runs, text)
-
-
-def _prepare_trace_file(path: Optional[StrPath], windows: Optional[Tuple[Optional[int], Optional[str]]]) -> Any:
-    """The trace file: without windows the resolved file (_prepare_output); with them the pattern (``%w``
-    required, checked and its window 0's directory created), written by the harness window by window."""
-    if windows is None or path is None:
-        return _prepare_output(path, "trace_file")
-    text = os.path.expanduser(os.fspath(_check_path("trace_file", path)))
-    _prepare_output(text, "trace_file", window=0)
-    return text
-
-
-def _run_native(
-    workload: Callable[[], Any],
-    *,
-    warmup_runs: int,
-    measured_runs: int,
-    trace_file: "Optional[Path | str]",
-    regions: Optional[Sequence[str]],
-    cross_thread: bool,
-    row_limit: int,
-    device_tracing: bool,
-    target_type: str,
-    target_kind: str = "",
-    extra_warnings: Sequence[Tuple[str, str]] = (),
-    module_types: Optional[Dict[str, str]] = None,
-    input_shape: Tuple[int, Sequence[str]] = (0, ()),
-    uses_inference_function: bool = True,
-    graph_attribution: str = "capture",
-    stopping: Optional[Dict[str, Any]] = None,
-    flush_cache: bool = False,
-    windows: Optional[Tuple[Optional[int], Optional[str]]] = None,
-) -> Profile:
-    """The one call into the native harness (shared by profile() and regionprof.torch.profile()).
-    ``trace_file``: from _prepare_trace_file; without windows written here, once the profile is made,
-    with windows (a pattern) by the harness, one per window. ``target_kind`` and ``extra_warnings`` go into
-    the report (every window's)."""
-    if regions is not None:
-        regions = _rules("regions", regions)
-    window_runs, window_output = windows if windows is not None else (None, None)
+def _run_native(workload: Callable[[], Any], options: Dict[str, Any], caller: Dict[str, Any]) -> Profile:
+    """The one call into the native session (profile() and regionprof.torch.profile()): ``options``, the
+    user's keyword options (checked natively, messages naming the keyword; output paths' directories
+    created and checked writable before the first run); ``caller``, what the front-end knows of the
+    target (target_type, target_kind, module_types, args_count, kwargs, uses_inference_function,
+    warnings)."""
 
     def call() -> None:
         workload()
 
-    native = _native.profile(
-        call,
-        warmup_runs=warmup_runs,
-        measured_runs=measured_runs,
-        trace_file=trace_file if windows is not None else None,
-        regions=regions,
-        cross_thread=cross_thread,
-        row_limit=row_limit,
-        device_tracing=device_tracing,
-        target_type=target_type,
-        module_types=dict(module_types or {}),
-        args_count=input_shape[0],
-        kwargs=list(input_shape[1]),
-        uses_inference_function=uses_inference_function,
-        graph_attribution=graph_attribution,
-        flush_cache=flush_cache,
-        window_runs=window_runs,
-        window_output=window_output,
-        target_kind=target_kind,
-        warnings=list(extra_warnings),
-        **(stopping or {}),
-    )
-    if trace_file is None:
-        return Profile(native, None)
-    if windows is None:
-        native.write_trace(str(trace_file))
-        return Profile(native, Path(trace_file))  # resolved by _prepare_output
-    last_window = (measured_runs - 1) // window_runs  # the harness's last window (windows refuse max_noise)
-    return Profile(native, Path(_native.expand_output_path(str(trace_file), last_window)).resolve())
+    native, trace = _native.profile(call, options, caller)
+    return Profile(native, None if trace is None else Path(trace))
 
 
-def _rules(name: str, rules: Any) -> List[str]:
-    if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
-        raise TypeError(f"{name} must be a list of 'REGEX=KIND' strings, not {type(rules).__name__}")
-    for rule in rules:
-        if not isinstance(rule, str):
-            raise TypeError(f"{name} must be a list of 'REGEX=KIND' strings, not a list holding {type(rule).__name__}")
-    return list(rules)
-
-
-def profile(
-    fn: Callable[[], Any],
-    *,
-    warmup_runs: int = 3,
-    measured_runs: int = 10,
-    trace_file: Optional[StrPath] = None,
-    regions: Optional[Sequence[str]] = None,
-    cross_thread: bool = False,
-    row_limit: int = 20,
-    device_tracing: bool = True,
-    graph_attribution: str = "capture",
-    max_noise: Optional[float] = None,
-    min_runs: Optional[int] = None,
-    max_runs: Optional[int] = None,
-    min_time_s: Optional[float] = None,
-    max_time_s: Optional[float] = None,
-    flush_cache: bool = False,
-    window_runs: Optional[int] = None,
-    window_output: Optional[StrPath] = None,
-) -> Profile:
+@_keywords.takes("profile")
+def profile(fn: Callable[[], Any], **options: "Unpack[ProfileOptions]") -> Profile:
     """Profiles ``fn()`` with the native harness: ``warmup_runs`` unrecorded calls, one recorded
     warm-up that is discarded, then ``measured_runs`` calls, each inside the run marker
     ``regionprof.profiled_run``. Every NVTX range of the process is recorded; device time comes from
-    CUPTI when CUDA is present.
+    CUPTI when CUDA is present. The report's ``environment`` records the machine.
 
-    Stop on noise (docs/design.md, rule 16): with ``max_noise`` (relative, 0.01 = 1 %) measured runs go
-    on until the noise of the run's wall time (the relative half-width of the 95 % confidence interval
-    of its median) is at most ``max_noise`` with ``min_runs`` (10) and ``min_time_s`` (0) met, or
-    ``max_runs`` (10000) or ``max_time_s`` (15) is reached; ``measured_runs`` is then ignored and the
-    report has ``stopping`` (``NOISE_TARGET_NOT_MET`` at a maximum). ``flush_cache``: cold runs, the CPU's
-    last-level cache (and with CUDA the device's L2) written over before every measured run, outside
-    its time. The report's ``environment`` records the machine.
+    Stop on noise (docs/design.md, rule 16): with ``max_noise`` measured runs go on until the noise of
+    the run's wall time is at most ``max_noise``, within ``min_runs``, ``max_runs``, ``min_time_s`` and
+    ``max_time_s``; the report then has ``stopping`` (``NOISE_TARGET_NOT_MET`` at a maximum).
 
     ``regions``: rules in the CLI's ``REGEX=KIND`` form; given rules replace the default ones
     (prefixes ``aot_module:``, ``untuned_module:`` and ``region:``, the last being what
-    :func:`region` emits). Raises ValueError for a bad rule (the C++ message), and whatever ``fn``
-    raises. ``graph_attribution``: ``"capture"`` (default) gives the device ops of a CUDA graph replay
-    to the region that captured them, ``"launch"`` to the region around the launch (docs/design.md,
-    rule 15); anything else raises ValueError.
+    :func:`region` emits). ``graph_attribution``: docs/design.md, rule 15.
 
-    Windows (docs/design.md, "Long runs: windows"): with ``window_runs`` N, every N measured runs are
-    analysed, written to ``window_output`` (a path with ``%w``, the window's index, or ``%n``, the same
-    here) and dropped, so memory stays bounded however many runs are measured; the last, partial window
-    is written at the end and returned. Run indices continue across windows (window k's first run is k N; warm-up runs only in
-    window 0) and each report has ``target.window`` and ``target.window_runs``. A ``trace_file`` then
-    needs ``%w`` too (one per window). ValueError for ``window_runs=0``, ``window_runs`` with
-    ``max_noise`` or without ``window_output``, and a ``window_output`` that names no window.
+    Windows (docs/design.md, "Long runs: windows"): every N measured runs are analysed, written to
+    ``window_output`` (a path with ``%w``, the window's index, or ``%n``, the same here) and dropped, so
+    memory stays bounded however many runs are measured; the last, partial window is written at the end
+    and returned. Run indices continue across windows and each report has ``target.window``. A
+    ``trace_file`` then needs ``%w`` too (one per window).
+
+    Output paths (``trace_file``, ``window_output``) expand ``~`` and the placeholders ``%r %l %h %p``;
+    their directory is created and the file checked writable before the first run. Raises TypeError /
+    ValueError naming the keyword for a bad option (a bad rule: the C++ message), OSError naming it for
+    a path that cannot be written, and whatever ``fn`` raises.
 
     ```
     def step():
@@ -462,57 +315,28 @@ def profile(
             parse()
         transform()
     print(regionprof.profile(step, measured_runs=5).markdown())
-    last = regionprof.profile(step, measured_runs=25, window_runs=10, window_output="w/prof-%w.json")
-    # w/prof-0.json (runs 0-9), w/prof-1.json (10-19), w/prof-2.json (20-24): last.data is window 2's
     ```
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
-    _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
-                   cross_thread=cross_thread, device_tracing=device_tracing, flush_cache=flush_cache)
-    stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
-                         max_time_s=max_time_s)
-    windows = _windows(window_runs, window_output)
-    return _run_native(
-        fn,
-        warmup_runs=warmup_runs,
-        measured_runs=measured_runs,
-        trace_file=_prepare_trace_file(trace_file, windows),
-        regions=regions,
-        cross_thread=cross_thread,
-        row_limit=row_limit,
-        device_tracing=device_tracing,
-        target_type="callable",
-        uses_inference_function=True,
-        graph_attribution=graph_attribution,
-        stopping=stopping,
-        flush_cache=flush_cache,
-        windows=windows,
-    )
+    _keywords.check("profile", "profile", options)
+    return _run_native(fn, dict(options), {"target_type": "callable"})
 
 
-def analyze(
-    trace: StrPath,
-    *,
-    run_marker: Optional[str] = None,
-    regions: Optional[Sequence[str]] = None,
-    cross_thread: bool = False,
-    row_limit: int = 20,
-    warmup_runs: int = 0,
-    graph_attribution: str = "capture",
-) -> Profile:
+@_keywords.takes("analyze")
+def analyze(trace: StrPath, **options: "Unpack[AnalyzeOptions]") -> Profile:
     """Analyses a torch.profiler (Kineto) Chrome trace, plain ``.json`` or gzip ``.json.gz``, or a
     Chrome trace regionprof wrote.
 
     ``run_marker``: a regex (RE2, whole name, any domain) for the ranges that mark runs, e.g.
     ``r"ProfilerStep#\\d+"``; None: the core's one default, the name ``regionprof.profiled_run`` exactly, in
     any domain (the harness's marker, and ``torch.profiler.record_function("regionprof.profiled_run")``).
-    ``regions``: rules ``REGEX=KIND`` replacing the default ones
-    (``aot_module:`` and ``untuned_module:`` prefixes). ``warmup_runs``: the first runs found are
-    warm-ups and are left out (a trace of :func:`profile` holds its internal warm-up run first:
-    ``warmup_runs=1`` reads it back to the profile's runs). Raises ValueError for a bad rule,
-    TypeError / ValueError naming the parameter for a bad option, and :class:`regionprof.TraceError`
-    (a ValueError) naming the file for a trace that cannot be read.
+    ``regions``: rules ``REGEX=KIND`` replacing the default ones (``aot_module:`` and ``untuned_module:``
+    prefixes). ``warmup_runs``: the first runs found are warm-ups and are left out (a trace of
+    :func:`profile` holds its internal warm-up run first: ``warmup_runs=1`` reads it back to the
+    profile's runs). Raises TypeError / ValueError naming the keyword for a bad option (a bad rule: the
+    C++ message), and :class:`regionprof.TraceError` (a ValueError) naming the file for a trace that
+    cannot be read.
 
     ```
     p = regionprof.analyze("rank0.json.gz", run_marker=r"ProfilerStep#\\d+", regions=["## (.*) ##=phase"])
@@ -520,14 +344,8 @@ def analyze(
     ```
     """
     trace = _check_path("trace", trace)
-    if run_marker is not None and not isinstance(run_marker, str):
-        raise TypeError(f"run_marker must be a str (a regex), not {type(run_marker).__name__}")
-    _check_int("row_limit", row_limit)
-    _check_int("warmup_runs", warmup_runs)
-    _check_bool("cross_thread", cross_thread)
-    native = _native.analyze(os.fspath(trace), run_marker, None if regions is None else _rules("regions", regions),
-                             cross_thread, row_limit, warmup_runs, graph_attribution)
-    return Profile(native, None)
+    _keywords.check("analyze", "analyze", options)
+    return Profile(_native.analyze(os.fspath(trace), dict(options)), None)
 
 
 class region(contextlib.ContextDecorator):

@@ -21,8 +21,13 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Deque, List, NoReturn, Optional, Sequence, Union
 
+from regionprof import _keywords
+
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from regionprof._api import Profile
+    from regionprof._options import RunOptions
 
 #: The C++ command inside the installed package.
 EXECUTABLE = Path(__file__).resolve().parent / "bin" / "regionprof"
@@ -57,23 +62,6 @@ def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
     os.execve(EXECUTABLE, [str(EXECUTABLE), *args], _environment())
 
 
-def _flags(*, processes: int, output: str, window_runs: Optional[int], warmup_runs: int, run_marker: Optional[str],
-           regions: Optional[Sequence[str]], cross_thread: bool, row_limit: int, graph_attribution: str,
-           extra_args: Sequence[str]) -> List[str]:
-    """``regionprof run``'s flags for regionprof.run's parameters (the command checks their values)."""
-    flags = ["--processes", str(processes), "-o", output, "--warmup-runs", str(warmup_runs),
-             "--row-limit", str(row_limit), "--graph-attribution", graph_attribution]
-    if window_runs is not None:
-        flags += ["--window-runs", str(window_runs)]
-    if run_marker is not None:
-        flags += ["--run-marker", run_marker]
-    for rule in regions or ():
-        flags += ["--region", rule]
-    if cross_thread:
-        flags.append("--cross-thread")
-    return flags + list(extra_args)
-
-
 def _relay(stream: IO[str], to: IO[str], tail: "Optional[Deque[str]]") -> None:
     """Copies the command's output line by line to this process's ``sys.stdout`` / ``sys.stderr`` (so it
     shows in Jupyter too), keeping the last lines of stderr for an error."""
@@ -84,36 +72,26 @@ def _relay(stream: IO[str], to: IO[str], tail: "Optional[Deque[str]]") -> None:
             tail.append(line)
 
 
+@_keywords.takes("run")
 def run(
     argv: Sequence[Union[str, "os.PathLike[str]"]],
     *,
-    processes: int = 1,
-    output: Optional[Union[str, "os.PathLike[str]"]] = None,
-    window_runs: Optional[int] = None,
-    warmup_runs: int = 0,
-    run_marker: Optional[str] = None,
-    regions: Optional[Sequence[str]] = None,
-    cross_thread: bool = False,
-    row_limit: int = 20,
-    graph_attribution: str = "capture",
     extra_args: Sequence[str] = (),
+    **options: "Unpack[RunOptions]",
 ) -> Union["Profile", List["Profile"]]:
     """Runs ``regionprof run [flags] -- argv`` with the package's own command (``regionprof/bin/regionprof``
     and its injection library: the program needs no change, its NVTX ranges become runs and regions) and
     returns the profile it wrote, read back with :func:`regionprof.load`: one Profile, or with
     ``processes`` N > 1 a list of N, process 0's first (each process of its own, one after another: one
-    side of ``regionprof diff``'s per-process test).
+    side of ``regionprof diff``'s per-process test). With windows, each process writes a profile per
+    window (bounded memory) and the last window's is returned; windows need ``output``.
 
     ``output``: the JSON profile's path (placeholders as in docs/cli.md: ``%n`` the process index, needed
-    with ``processes`` > 1; ``%w`` the window index, needed with ``window_runs``; ``%r %l %h %%``); the files
-    stay, and the first one's directory is created. Without it the profiles go to a temporary directory,
-    removed once they are read. ``%p`` is
-    refused (the profiled program's pid is not known here). ``window_runs`` N: each process writes a
-    profile every N runs (``regionprof run --window-runs``, bounded memory), and the last window's is
-    returned; it needs ``output``. ``warmup_runs``, ``run_marker``, ``regions``, ``cross_thread``,
-    ``row_limit``, ``graph_attribution``: the command's ``--warmup-runs``, ``--run-marker``, ``--region``
-    (one per rule), ``--cross-thread``, ``--row-limit``, ``--graph-attribution``; ``extra_args``: more of its
-    flags as they are (``["--trace", "t-%n.json"]``).
+    with ``processes`` > 1; ``%w`` the window index, needed with windows; ``%r %l %h %%``); the files stay,
+    and the first one's directory is created. Without it the profiles go to a temporary directory,
+    removed once they are read. ``%p`` is refused (the profiled program's pid is not known here). The
+    other options are the command's flags of the same name (below); ``extra_args``: more of its flags as
+    they are (``["--trace", "t-%n.json"]``).
 
     The command's and the program's output is copied to ``sys.stdout`` and ``sys.stderr`` as it comes.
     Raises TypeError / ValueError for a bad parameter before anything runs (an ``output`` the processes or
@@ -124,7 +102,6 @@ def run(
     ```
     profile = regionprof.run(["python", "app.py"], warmup_runs=1)
     side = regionprof.run(["python", "app.py"], processes=3, output="a/prof-%n.json")  # 3 Profiles
-    last = regionprof.run(["python", "app.py"], window_runs=20000, output="w/prof-%w.json")
     ```
     """
     import collections
@@ -135,27 +112,20 @@ def run(
     import time
 
     from regionprof import _native
-    from regionprof._api import _check_bool, _check_int, _check_path, load
+    from regionprof._api import _check_path, load
 
     if isinstance(argv, (str, bytes)) or not isinstance(argv, Sequence) or not argv:
         raise TypeError("argv must be a non-empty list of the program and its arguments, e.g. ['python', 'app.py']")
     words = [os.fspath(_check_path("argv", word)) for word in argv]
-    _check_int("processes", processes, minimum=1)
-    if window_runs is not None:
-        _check_int("window_runs", window_runs, minimum=1)
-    _check_int("warmup_runs", warmup_runs)
-    _check_int("row_limit", row_limit)
-    _check_bool("cross_thread", cross_thread)
-    for name, value in (("run_marker", run_marker), ("graph_attribution", graph_attribution)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-    for name, words_of in (("regions", regions), ("extra_args", extra_args)):
-        if words_of is not None and (isinstance(words_of, (str, bytes)) or
-                                     not all(isinstance(w, str) for w in words_of)):
-            raise TypeError(f"{name} must be a list of str")
-    if output is None and window_runs is not None:
-        raise ValueError("window_runs needs output, the path each window's profile is written to, with %w (the "
-                         "window index), e.g. output='w/prof-%w.json': the windows' files are what it leaves")
+    if isinstance(extra_args, (str, bytes)) or not all(isinstance(w, str) for w in extra_args):
+        raise TypeError("extra_args must be a list of str")
+    _keywords.check("run", "run", options)
+    given = dict(options)
+    output = given.pop("output", None)
+    flags, windows, processes = _native.run_flags(given)  # TypeError / ValueError naming the keyword
+    if output is None and windows:
+        raise ValueError("windows need output, the path each window's profile is written to, with %w (the "
+                         "window index), e.g. output='w/prof-%w.json': the windows' files are what the run leaves")
     if not os.access(EXECUTABLE, os.X_OK):
         raise RuntimeError(f"regionprof.run: the command is missing from this installation ({EXECUTABLE}); "
                            "reinstall the wheel (pip install --force-reinstall regionprof)")
@@ -170,14 +140,10 @@ def run(
             raise ValueError(f"output '{pattern}': regionprof.run reads the profiles back and cannot know the "
                              "program's pid (%p); use %n (the process index) instead")
         # The directory of the first file, as regionprof.profile does for its outputs (the command wants it).
-        first = _native.expand_output_path(pattern, 0 if window_runs is not None else None,
+        first = _native.expand_output_path(pattern, 0 if windows else None,
                                            *((0, processes) if processes > 1 else (None, None)))
         os.makedirs(os.path.dirname(os.path.abspath(first)), exist_ok=True)
-        command = [str(EXECUTABLE), "run", *_flags(processes=processes, output=pattern, window_runs=window_runs,
-                                                   warmup_runs=warmup_runs, run_marker=run_marker, regions=regions,
-                                                   cross_thread=cross_thread, row_limit=row_limit,
-                                                   graph_attribution=graph_attribution, extra_args=extra_args),
-                   "--", *words]
+        command = [str(EXECUTABLE), "run", *flags, "-o", pattern, *extra_args, "--", *words]
         started = time.time()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -196,7 +162,7 @@ def run(
         profiles = []
         for index in range(processes):
             process = (index, processes) if processes > 1 else (None, None)
-            if window_runs is None:
+            if not windows:
                 path = _native.expand_output_path(pattern, None, *process)
             else:
                 # The last window this run wrote: windows 0, 1, ... while their files are new.

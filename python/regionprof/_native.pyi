@@ -15,8 +15,6 @@ class NativeProfile:
     def chrome_trace(self) -> str: ...
     def write_json(self, path: str) -> None: ...
     def write_trace(self, path: str) -> None: ...
-    def write_json(self, path: str) -> None: ...
-    def write_trace(self, path: str) -> None: ...
 
 class RegionWrapper:
     """Calls ``wrapped(*args, **kwargs)`` inside the region ``handle`` (python/src/region_wrapper.cpp)."""
@@ -27,35 +25,11 @@ class RegionWrapper:
     def __getattr__(self, name: str) -> object: ...
 
 def profile(
-    workload: Callable[[], object],
-    warmup_runs: int,
-    measured_runs: int,
-    trace_file: Optional[str],
-    regions: Optional[List[str]],
-    cross_thread: bool,
-    row_limit: int,
-    device_tracing: bool,
-    target_type: str,
-    module_types: Dict[str, str],
-    args_count: int,
-    kwargs: List[str],
-    uses_inference_function: bool,
-    graph_attribution: str,
-    max_noise: Optional[float] = None,
-    min_runs: Optional[int] = None,
-    max_runs: Optional[int] = None,
-    min_time_s: Optional[float] = None,
-    max_time_s: Optional[float] = None,
-    flush_cache: bool = False,
-    window_runs: Optional[int] = None,
-    window_output: Optional[str] = None,
-    target_kind: str = "",
-    warnings: List[Tuple[str, str]] = [],
-) -> NativeProfile: ...
-def analyze(
-    path: str, run_marker: Optional[str], regions: Optional[List[str]], cross_thread: bool, row_limit: int,
-    skip_runs: int = 0, graph_attribution: str = "capture",
-) -> NativeProfile: ...
+    workload: Callable[[], object], options: Dict[str, object], caller: Dict[str, object],
+) -> Tuple[NativeProfile, Optional[str]]: ...
+def analyze(path: str, options: Dict[str, object]) -> NativeProfile: ...
+def option_table(function: str) -> List[Dict[str, object]]: ...
+def run_flags(options: Dict[str, object]) -> Tuple[List[str], bool, int]: ...
 def read_profile(path: str) -> NativeProfile: ...
 def read_profile_text(text: str, name: str = "<memory>") -> NativeProfile: ...
 def expand_output_path(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 try:
     import torch
@@ -20,8 +20,13 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
         "regionprof.torch needs PyTorch, which is not installed: pip install 'regionprof[torch]' (or torch)"
     ) from _error
 
-from regionprof import _native
-from regionprof._api import Profile, StrPath, _check_options, _prepare_trace_file, _run_native, _stopping, _windows
+from regionprof import _keywords, _native
+from regionprof._api import Profile, _check_bool, _run_native
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from regionprof._options import ProfileOptions
 
 __all__ = ["profile", "discover", "ModuleRegion"]
 
@@ -376,28 +381,15 @@ def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]
     return found
 
 
+@_keywords.takes("profile", exclude=("regions",))
 def profile(
     obj: Any,
     input_data: Any = None,
     *,
     inference_function: Optional[Callable[..., Any]] = None,
-    warmup_runs: int = 3,
-    measured_runs: int = 10,
-    trace_file: Optional[StrPath] = None,
     tuned: Optional[Mapping[str, str]] = None,
     every_level: bool = False,
-    device_tracing: bool = True,
-    cross_thread: bool = False,
-    row_limit: int = 20,
-    graph_attribution: str = "capture",
-    max_noise: Optional[float] = None,
-    min_runs: Optional[int] = None,
-    max_runs: Optional[int] = None,
-    min_time_s: Optional[float] = None,
-    max_time_s: Optional[float] = None,
-    flush_cache: bool = False,
-    window_runs: Optional[int] = None,
-    window_output: Optional[StrPath] = None,
+    **options: "Unpack[ProfileOptions]",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
 
@@ -413,12 +405,8 @@ def profile(
     user-defined methods of their classes (``untuned_module:vae.decode``). A compiled module is one
     region, and a ``COMPILED_MODULES`` warning says which modules run inside it. Other NVTX ranges of
     the process are recorded too. The region wrappers are removed afterwards, also when the workload
-    raises (the exception propagates). ``trace_file``: also write the Chrome trace there (its directory
-    is created, and the file is checked writable before the first run; nothing is written by default).
-    ``cross_thread``, ``row_limit``, ``device_tracing``, and stopping on noise (``max_noise``,
-    ``min_runs``, ``max_runs``, ``min_time_s``, ``max_time_s``), cold runs (``flush_cache``) and windows
-    (``window_runs``, ``window_output``: a profile written every N runs, the last returned): as for
-    :func:`regionprof.profile`.
+    raises (the exception propagates). The options below (all but ``regions``, which discovery
+    sets) are :func:`regionprof.profile`'s.
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -430,12 +418,8 @@ def profile(
     print(p.markdown())
     ```
     """
-    _check_options(warmup_runs=warmup_runs, measured_runs=measured_runs, row_limit=row_limit,
-                   every_level=every_level, device_tracing=device_tracing, cross_thread=cross_thread,
-                   flush_cache=flush_cache)
-    stopping = _stopping(max_noise=max_noise, min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s,
-                         max_time_s=max_time_s)
-    windows = _windows(window_runs, window_output)
+    _check_bool("every_level", every_level)
+    _keywords.check("regionprof.torch.profile", "profile", options, exclude=("regions",))
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
     args, kwargs = _split_input(input_data)
@@ -454,33 +438,20 @@ def profile(
                          "run inside its compiled code and are not regions; the runs' time is in their residual. "
                          "Compile the model or its blocks instead, and pass an eager inference_function.")]
         regions = []
-    trace_path = _prepare_trace_file(trace_file, windows)
-
     def workload() -> None:
         with torch.no_grad():
             target(*args, **kwargs)
 
     instrumentation = _Instrumentation(regions)
     try:
-        return _run_native(
-            workload,
-            warmup_runs=warmup_runs,
-            measured_runs=measured_runs,
-            trace_file=trace_path,
-            regions=None,
-            cross_thread=cross_thread,
-            row_limit=row_limit,
-            device_tracing=device_tracing,
-            graph_attribution=graph_attribution,
-            target_type=_type_name(type(obj)),
-            target_kind="torch_module" if isinstance(obj, nn.Module) else "torch_object",
-            extra_warnings=warnings,
-            module_types=instrumentation.module_types,
-            input_shape=(len(args), tuple(kwargs)),
-            uses_inference_function=inference_function is not None,
-            stopping=stopping,
-            flush_cache=flush_cache,
-            windows=windows,
-        )
+        return _run_native(workload, dict(options), {
+            "target_type": _type_name(type(obj)),
+            "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
+            "warnings": warnings,
+            "module_types": instrumentation.module_types,
+            "args_count": len(args),
+            "kwargs": list(kwargs),
+            "uses_inference_function": inference_function is not None,
+        })
     finally:
         instrumentation.remove()

@@ -15,7 +15,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
+#include <filesystem>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -26,9 +32,11 @@
 
 #include "job.hpp"
 #include "profile_extras.hpp"
+#include "py_options.hpp"
 #include "region_wrapper.hpp"
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/run_marker.hpp"
+#include "regionprof/analysis/window.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/model/profile.hpp"
@@ -38,6 +46,8 @@
 #include "regionprof/regions/regions.hpp"
 #include "regionprof/report/report.hpp"
 #include "regionprof/saved/profile_reader.hpp"
+#include "regionprof/session/session.hpp"
+#include "regionprof/trace/process_identity.hpp"
 #include "regionprof/trace/warnings.hpp"
 
 namespace nb = nanobind;
@@ -46,78 +56,93 @@ namespace {
 
 using region_handle = std::uintptr_t;
 
-/// Region rules from their CLI form; nullopt keeps `fallback`.
-std::vector<regionprof::name_rule> region_rules(const std::optional<std::vector<std::string>>& regions,
-                                                std::vector<regionprof::name_rule> fallback) {
-  if (!regions) return fallback;
-  std::vector<regionprof::name_rule> rules;
-  rules.reserve(regions->size());
-  for (const std::string& arg : *regions) rules.push_back(regionprof::parse_region_arg(arg));
-  return rules;
+/// A member of the caller's dict, or `fallback`.
+template <typename T>
+T caller_member(const nb::dict& caller, const char* key, T fallback) {
+  return caller.contains(key) ? nb::cast<T>(caller[key]) : std::move(fallback);
 }
 
-/// `graph_attribution=` ("capture" or "launch"): docs/design.md, rule 15.
-regionprof::graph_attribution graph_attribution_arg(const std::string& text) {
-  const std::optional<regionprof::graph_attribution> mode = regionprof::parse_graph_attribution(text);
-  if (!mode) throw std::invalid_argument("graph_attribution must be 'capture' or 'launch', not '" + text + "'");
-  return *mode;
+[[noreturn]] void raise_os_error(int error, const std::string& message) {
+  // OSError(errno, text) is the errno's subclass (PermissionError, NotADirectoryError, ...).
+  PyErr_SetObject(PyExc_OSError, nb::make_tuple(error, message).ptr());
+  throw nb::python_error();
 }
 
-regionprof::Profile run_profile(nb::callable workload, std::size_t warmup_runs, std::size_t measured_runs,
-                                std::optional<std::string> trace_file,
-                                std::optional<std::vector<std::string>> regions, bool cross_thread,
-                                std::size_t row_limit, bool device_tracing, std::string target_type,
-                                std::map<std::string, std::string> module_types, std::size_t args_count,
-                                std::vector<std::string> kwargs, bool uses_inference_function,
-                                const std::string& graph_attribution, std::optional<double> max_noise,
-                                std::optional<std::size_t> min_runs, std::optional<std::size_t> max_runs,
-                                std::optional<double> min_time_s, std::optional<double> max_time_s,
-                                bool flush_cache, std::optional<std::size_t> window_runs,
-                                std::optional<std::string> window_output, std::string target_kind,
-                                const std::vector<std::pair<std::string, std::string>>& warnings) {
-  regionprof::profile_options options;
-  options.warmup_runs = warmup_runs;
-  options.measured_runs = measured_runs;
-  options.trace_file = std::move(trace_file);
-  options.analysis.region_rules = region_rules(regions, regionprof::in_process_region_rules());
-  options.analysis.cross_thread = cross_thread;
-  options.analysis.row_limit = row_limit;
-  options.analysis.graph_attribution = graph_attribution_arg(graph_attribution);
-  options.device_tracing = device_tracing;
-  options.target_type = std::move(target_type);
-  options.module_types = std::move(module_types);
-  options.uses_inference_function = uses_inference_function;
-  options.input = {args_count, std::move(kwargs)};
-  options.stopping = {max_noise, min_runs, max_runs, min_time_s, max_time_s};  // docs/design.md, rule 16
-  options.flush_cache = flush_cache;
-  options.window_runs = window_runs;
-  options.window_output = std::move(window_output);
-  options.target_kind = std::move(target_kind);
-  for (const auto& [code_text, message] : warnings) {
+/// Every output path option set: its first file's directory created and the file checked writable, so a
+/// path that cannot be written fails before the first run (ValueError / OSError naming the keyword).
+void prepare_outputs(const regionprof::profile_options& options) {
+  for (const regionprof::options::option* o : regionprof::options::options_of(regionprof::options::py_profile)) {
+    if (o->kind != regionprof::options::option_kind::optional_path) continue;
+    const regionprof::options::option_value value = o->get(options);
+    const auto* pattern = std::get_if<std::string>(&value);
+    if (pattern == nullptr) continue;
+    const std::string name(o->python);
+    std::string first;
+    try {
+      regionprof::process_identity identity = regionprof::this_process_identity();
+      if (regionprof::writes_windows(options)) identity.window_index = 0;
+      first = regionprof::expand_output_path(*pattern, identity);
+    } catch (const regionprof::process_identity_error& e) {
+      throw nb::value_error((name + ": " + e.what()).c_str());
+    }
+    std::error_code error;
+    const std::filesystem::path path = std::filesystem::absolute(first, error);
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), error);
+    if (error) raise_os_error(error.value(), name + ": cannot write " + path.string() + ": " + error.message());
+    const bool existed = std::filesystem::exists(path, error);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) raise_os_error(errno, name + ": cannot write " + path.string() + ": " + std::strerror(errno));
+    ::close(fd);
+    if (!existed) ::unlink(path.c_str());
+  }
+}
+
+/// The trace file `profile` wrote: its window's when it has one.
+std::optional<std::string> written_trace(const regionprof::profile_options& options, const regionprof::Profile& profile) {
+  if (!options.trace_file) return std::nullopt;
+  const regionprof::process_identity identity = regionprof::this_process_identity();
+  const std::optional<std::uint64_t> window = profile.source().target.window;
+  const std::string path = window ? regionprof::window_output_path(*options.trace_file, identity, *window)
+                                  : regionprof::expand_output_path(*options.trace_file, identity);
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
+/// regionprof.profile: `given`, the user's keyword options (the option table's, checked there); `caller`,
+/// what the Python front-end knows of the target: target_type, target_kind, module_types, args_count,
+/// kwargs, uses_inference_function and warnings [(code, message)]. Returns the profile and the trace
+/// file it wrote (None without one).
+nb::tuple run_profile(nb::callable workload, nb::dict given, nb::dict caller) {
+  regionprof::profile_options options = regionprof::python::options_from_python("profile", given, {});
+  options.target_type = caller_member<std::string>(caller, "target_type", "callable");
+  options.target_kind = caller_member<std::string>(caller, "target_kind", "");
+  options.module_types = caller_member<std::map<std::string, std::string>>(caller, "module_types", {});
+  options.uses_inference_function = caller_member<bool>(caller, "uses_inference_function", true);
+  options.input = {caller_member<std::size_t>(caller, "args_count", 0),
+                   caller_member<std::vector<std::string>>(caller, "kwargs", {})};
+  using code_and_message = std::vector<std::pair<std::string, std::string>>;
+  for (const auto& [code_text, message] : caller_member<code_and_message>(caller, "warnings", {})) {
     const auto code = regionprof::warning_code_from_string(code_text);
     if (!code) throw std::invalid_argument("unknown warning code '" + code_text + "'");
     options.warnings.push_back({*code, regionprof::warning_source::nvtx, message});
   }
-  return regionprof::profile([&workload] { workload(); }, options);
+  regionprof::validate_profile_options(options, "regionprof.profile");
+  prepare_outputs(options);
+  regionprof::Profile profile = regionprof::profile([&workload] { workload(); }, options);
+  std::optional<std::string> trace = written_trace(options, profile);
+  return nb::make_tuple(std::move(profile), std::move(trace));
 }
 
-regionprof::Profile run_analyze(const std::string& path, std::optional<std::string> run_marker,
-                                std::optional<std::vector<std::string>> regions, bool cross_thread,
-                                std::size_t row_limit, std::size_t skip_runs,
-                                const std::string& graph_attribution) {
-  regionprof::analysis_options options;
-  options.skip_runs = skip_runs;
-  options.run_marker = run_marker ? regionprof::run_marker_rule(*run_marker) : regionprof::default_run_marker();
-  options.region_rules = region_rules(regions, regionprof::default_region_rules());
-  options.cross_thread = cross_thread;
-  options.row_limit = row_limit;
-  options.graph_attribution = graph_attribution_arg(graph_attribution);
+/// regionprof.analyze: a torch.profiler (Kineto) trace imported and analysed with `given`, the user's
+/// keyword options (the option table's).
+regionprof::Profile run_analyze(const std::string& path, nb::dict given) {
+  const regionprof::profile_options options =
+      regionprof::python::options_from_python("analyze", given, regionprof::options::command_defaults());
   regionprof::trace imported;
   {
     nb::gil_scoped_release unlocked;  // the import reads and parses the file only
     imported = regionprof::import_kineto_trace(path);
   }
-  return regionprof::Profile(std::move(imported), std::move(options), regionprof::report_context{});
+  return regionprof::Profile(std::move(imported), options.analysis, regionprof::report_context{});
 }
 
 }  // namespace
@@ -150,21 +175,13 @@ NB_MODULE(_native, m) {
       .def("write_trace", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_trace(p, path); },
            nb::arg("path"));
 
-  m.def("profile", &run_profile, nb::arg("workload"), nb::arg("warmup_runs"), nb::arg("measured_runs"),
-        nb::arg("trace_file").none(), nb::arg("regions").none(), nb::arg("cross_thread"), nb::arg("row_limit"),
-        nb::arg("device_tracing"), nb::arg("target_type"), nb::arg("module_types"), nb::arg("args_count"),
-        nb::arg("kwargs"), nb::arg("uses_inference_function"), nb::arg("graph_attribution"),
-        nb::arg("max_noise").none() = nb::none(), nb::arg("min_runs").none() = nb::none(),
-        nb::arg("max_runs").none() = nb::none(), nb::arg("min_time_s").none() = nb::none(),
-        nb::arg("max_time_s").none() = nb::none(), nb::arg("flush_cache") = false,
-        nb::arg("window_runs").none() = nb::none(), nb::arg("window_output").none() = nb::none(),
-        nb::arg("target_kind") = "", nb::arg("warnings") = std::vector<std::pair<std::string, std::string>>{},
-        "regionprof::profile over a Python callable (called with no arguments, GIL held); with window_runs, "
-        "every window's profile is written to window_output (%w) and the last one returned; target_kind "
-        "and (code, message) warnings go into the report (every window's).");
-  m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("run_marker").none(), nb::arg("regions").none(),
-        nb::arg("cross_thread"), nb::arg("row_limit"), nb::arg("skip_runs") = 0, nb::arg("graph_attribution") = "capture",
-        "Imports a torch.profiler (Kineto) trace and analyses it (skip_runs: warm-up runs left out).");
+  m.def("profile", &run_profile, nb::arg("workload"), nb::arg("options"), nb::arg("caller"),
+        "regionprof::profile over a Python callable (called with no arguments, GIL held) with the keyword "
+        "options `options` (option_table('profile')); returns (profile, the trace file written or None). "
+        "With windows, every window's profile is written and the last one returned.");
+  m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("options"),
+        "Imports a torch.profiler (Kineto) trace and analyses it with the keyword options `options` "
+        "(option_table('analyze')).");
   // Loading a saved JSON report into the one result model (regionprof/saved/profile_reader.hpp): the profile
   // writes the JSON, Markdown and HTML its analysis wrote. profile_read_error is a ValueError.
   m.def("read_profile", &regionprof::read_profile, nb::arg("path"), "Reads a saved JSON report (a file).");
@@ -196,6 +213,7 @@ NB_MODULE(_native, m) {
         "Declares work for the innermost regionprof range open on this thread (docs/design.md, rule 18).");
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
+  regionprof::python::add_options_api(m);
 
   m.attr("__version__") = REGIONPROF_VERSION;  // CMakeLists.txt's project(VERSION), as in every report
   define_job_api(m);

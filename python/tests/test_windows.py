@@ -59,7 +59,7 @@ def test_windows_refuse_what_cannot_be_before_any_run(tmp_path: Path) -> None:
         calls.append(1)
 
     out = str(tmp_path / "w-%w.json")
-    with pytest.raises(ValueError, match=r"window_runs must be at least 1 \(the runs of each window\)"):
+    with pytest.raises(ValueError, match=r"^window_runs must be at least 1, not 0$"):
         regionprof.profile(step, window_runs=0, window_output=out)
     with pytest.raises(ValueError, match=r"window_runs cannot be combined with stopping on noise \(max_noise\)"):
         regionprof.profile(step, window_runs=5, window_output=out, max_noise=0.05)
@@ -130,7 +130,7 @@ def test_run_processes_and_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert last.data["target"]["window"] == 2
     assert run_indices(last.data) == [6]
     assert run_indices(json.loads((tmp_path / "w" / "prof-1.json").read_text())) == [3, 4, 5]
-    with pytest.raises(ValueError, match=r"window_runs needs output"):
+    with pytest.raises(ValueError, match=r"^windows need output"):
         regionprof.run([sys.executable, app, "1", "0"], window_runs=3)
     with pytest.raises(ValueError, match=r"cannot know the program's pid \(%p\)"):
         regionprof.run([sys.executable, app, "1", "0"], output="p-%p.json")

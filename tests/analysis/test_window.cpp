@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_CASE(runs_are_numbered_on_and_warmups_stay_in_window_0) {
   analysis_result result;
   result.runs.resize(2);
   result.runs[1].run_index = 1;
-  number_window_runs(result, {2, 10});
+  number_runs_of_window(result, {2, 10});
   BOOST_TEST(result.runs[0].run_index == 20u);
   BOOST_TEST(result.runs[1].run_index == 21u);
 }

@@ -365,7 +365,7 @@ BOOST_AUTO_TEST_CASE(window_runs_without_the_window_index_is_a_usage_error) {
   cli_test::scratch_dir dir{"regionprof-run"};
   const outcome one_file = regionprof_run(dir.path, {"--window-runs", "5", "-o", "p.json", "--", WINDOW_APP, "7"});
   BOOST_TEST(one_file.status == 2);
-  BOOST_TEST(contains(one_file.err, "option -o: output path 'p.json': --window-runs (window_runs) writes one profile "
+  BOOST_TEST(contains(one_file.err, "option -o: output path 'p.json': with windows a profile is written "
                                     "per window, and every window would write this one file; add %w (the window index)"),
              one_file.err);
   const outcome markdown = regionprof_run(dir.path, {"--window-runs", "5", "-o", "p-%w.json", "--markdown", "p.md",

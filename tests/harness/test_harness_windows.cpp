@@ -187,8 +187,8 @@ BOOST_AUTO_TEST_CASE(windows_refuse_what_cannot_be_before_any_run) {
   options.stopping.max_noise.reset();
   options.window_output = "w.json";
   BOOST_TEST(invalid_argument_of(options) ==
-             "regionprof::profile: window_output: output path 'w.json': --window-runs (window_runs) writes one "
-             "profile per window, and every window would write this one file; add %w (the window index) to the "
+             "regionprof::profile: window_output: output path 'w.json': with windows a profile is written per "
+             "window, and every window would write this one file; add %w (the window index) to the "
              "path, e.g. 'prof-%w.json'");
   options.window_output.reset();
   BOOST_TEST(invalid_argument_of(options) ==
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(windows_refuse_what_cannot_be_before_any_run) {
   options.window_output = "w-%w.json";
   options.trace_file = "t.json";
   BOOST_TEST(invalid_argument_of(options).starts_with("regionprof::profile: trace_file: output path 't.json': "
-                                                      "--window-runs (window_runs) writes one profile per window"));
+                                                      "with windows a profile is written per window"));
   options.trace_file.reset();
   options.window_runs.reset();
   BOOST_TEST(invalid_argument_of(options) ==

@@ -141,10 +141,10 @@ BOOST_AUTO_TEST_CASE(the_window_index_of_run_window_runs) {
   BOOST_TEST(expand_output_path_but_pid("a/%n-%w-%p.json", id) == "a/2-%w-%p.json");
   BOOST_TEST(expand_process_index("a/%n-%w.json", id) == "a/2-%w.json");
   BOOST_TEST(error_of("a/prof-%n.json", id) ==
-             "output path 'a/prof-%n.json': --window-runs (window_runs) writes one profile per window, and every "
+             "output path 'a/prof-%n.json': with windows a profile is written per window, and every "
              "window would write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
   BOOST_TEST(error_of("a/prof-%p-%n.json", id) ==  // %p does not tell windows apart: they share the pid
-             "output path 'a/prof-%p-%n.json': --window-runs (window_runs) writes one profile per window, and "
+             "output path 'a/prof-%p-%n.json': with windows a profile is written per window, and "
              "every window would write this one file; add %w (the window index) to the path, e.g. 'prof-%w.json'");
 }
 

@@ -24,7 +24,7 @@ analysis_options window_analysis(analysis_options options, const window_position
   return options;
 }
 
-void number_window_runs(analysis_result& result, const window_position& window) {
+void number_runs_of_window(analysis_result& result, const window_position& window) {
   const std::uint64_t first = window_first_run(window);
   for (run_result& run : result.runs) run.run_index += static_cast<std::size_t>(first);
 }

@@ -1,8 +1,7 @@
 // Windows of a long profile (docs/design.md, "Long runs: windows"): every N runs one profile is analysed,
-// written and dropped. The one definition of what a window's profile is, shared by `regionprof run
-// --window-runs` (src/regionprof/inject/inject.cpp) and the harness (profile_options::window_runs, Python's
-// `window_runs=`): its paths (`%w`), its run numbering, its `target.window` members and the run-marker
-// predicate the capture is cut with (capture_session::cut_window).
+// written and dropped. The one definition of what a window's profile is, used by the session (every way
+// of profiling: session/session.hpp): its paths (`%w`), its run numbering, its `target.window` members and
+// the run-marker predicate the capture is cut with (capture_session::cut_window).
 #pragma once
 
 #include <cstdint>
@@ -15,10 +14,10 @@
 
 namespace regionprof {
 
-/// Window `index` of a profile cut every `runs` runs (`--window-runs N`, profile_options::window_runs).
+/// Window `index` of a profile cut every `runs` runs.
 struct window_position {
   std::uint64_t index = 0;  ///< 0 for the first window (`%w`, report `target.window`)
-  std::uint64_t runs = 1;   ///< N, the runs of every window but the last (report `target.window_runs`)
+  std::uint64_t runs = 1;   ///< N, the runs of every window but the last (report `target`'s member)
 };
 
 /// The index of the window's first run: index x runs, so that the windows' runs read as one series.
@@ -50,9 +49,9 @@ analysis_options window_analysis(analysis_options options, const window_position
 ///
 /// ```
 /// regionprof::analysis_result result = regionprof::analyze(t, regionprof::window_analysis(options, {2, 10}));
-/// regionprof::number_window_runs(result, {2, 10});  // runs 20, 21, ...
+/// regionprof::number_runs_of_window(result, {2, 10});  // runs 20, 21, ...
 /// ```
-void number_window_runs(analysis_result& result, const window_position& window);
+void number_runs_of_window(analysis_result& result, const window_position& window);
 
 /// Whether a range (its name and domain) is a run marker under `rule` (the analysis's rule 2 by name and
 /// domain): the predicate capture_session::cut_window cuts windows with. Throws std::invalid_argument

@@ -147,7 +147,7 @@ class capture_session {
   /// Stops recording and converts the records into a trace. Throws std::logic_error when called twice.
   capture_result stop();
 
-  /// Windows of a long session (`regionprof run --window-runs`; docs/capture.md, "Windows"): converts
+  /// Windows of a long session (docs/capture.md, "Windows"): converts
   /// what the threads have published so far, without stopping or pausing them, and once `runs` topmost
   /// run markers (ranges for which `is_marker` holds, not inside another marker on their thread) have
   /// closed, returns the window: every closed range that started before the end of the last of those

@@ -346,11 +346,11 @@ std::vector<output> window_outputs(const std::vector<output>& outputs, const pro
 }
 
 /// One run of the program, process `index` of `count` (both absent without --processes); with windows, a
-/// profile every options.window_runs runs (`%w`).
+/// profile for every window (`%w`).
 int run_program(const profile_options& options, const std::vector<std::string>& program,
                 std::optional<std::uint64_t> index, std::optional<std::uint64_t> count) {
   const std::string library = find_injection_library();
-  const bool windows = options.window_runs.has_value();
+  const bool windows = writes_windows(options);
   const bool markdown_to_stdout = !options.json_output && !options.markdown_output;
   // Placeholders expand with this process's identity (the program inherits its environment), %p with
   // this pid until the profiled process is known (the claim file says which it was). %n is expanded
@@ -519,11 +519,6 @@ standard error. Paths are relative to the directory regionprof was started in.
 --processes 3 -o a/prof-%n.json -- PROGRAM' writes a/prof-0.json ... a/prof-2.json, a side for
 'regionprof diff a b'. It stops at the first process that exits non-zero, with its status.
 
---window-runs N writes a profile every N runs, from inside the program, and drops what it held, so
-memory stays bounded however long the program runs: 'regionprof run --window-runs 20000 -o
-w/prof-%w.json -- PROGRAM' writes w/prof-0.json (runs 0 to 19999), w/prof-1.json (runs 20000 to
-39999), ..., the last, partial window at exit. Run indices continue from window to window.
-
 Under a launcher (mpirun, srun, torchrun) every output path may hold %r (rank), %l (local rank),
 %h (host), %p (pid of the profiled program), %n (process index), %w (window index) and %% (a %): 'mpirun -np 4 regionprof run -o
 prof-%r.json -- PROGRAM' writes prof-0.json ... prof-3.json, which 'regionprof merge' joins. With a
@@ -581,7 +576,7 @@ Examples:
       identity.process_index = 0;
       identity.process_count = options_.processes;
     }
-    if (options_.window_runs) identity.window_index = 0;
+    if (writes_windows(options_)) identity.window_index = 0;
     check("-o", options_.json_output.value_or("profile.json"));
     check("--markdown", options_.markdown_output);
     check("--trace", options_.trace_file);

@@ -499,8 +499,8 @@ std::vector<warning> collection_warnings(const decode_counts& counts,
                         std::to_string(counts.late_records) +
                             " device activity records (API calls and the kernels, copies, memsets and "
                             "synchronizations they launched) reached regionprof after the window of their launch "
-                            "had been written, and are in no window's profile; use longer windows "
-                            "(--window-runs)"});
+                            "had been written, and are in no window's profile; use longer windows (more runs in "
+                            "each)"});
   }
 
   if (counts.untimed > 0 || counts.outside_session > 0) {

@@ -93,7 +93,7 @@ class activity_decoder {
   void append_to(trace& out, const clock_map& clock, const std::optional<session_window>& window = std::nullopt,
                  const std::vector<node_origin>& nodes = {});
 
-  /// Windows (`regionprof run --window-runs`; docs/design.md, "Long runs: windows"): moves the records of
+  /// Windows (docs/design.md, "Long runs: windows"): moves the records of
   /// the window that ends at `cut_ns` (monotonic_now_ns()'s timeline; CUPTI times mapped by `clock`) out
   /// into a decoder of their own, whose append_to() adds them to that window's trace:
   /// - an API call goes to the window in which it started (before `cut_ns`; later ones are carried);

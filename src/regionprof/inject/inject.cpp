@@ -279,7 +279,7 @@ bool start() noexcept {
   try {
     profile_options options = options::from_environment(options::process_environment);
     if (!options.json_output) options.json_output = "profile.json";
-    windows = options.window_runs.has_value();
+    windows = writes_windows(options);
     s.device = device_options_of(options);
     session_setup setup{.who = "regionprof",
                         .on_failure = [](const output_file& file, const output_error& error) {

@@ -28,8 +28,8 @@ inline constexpr const char* claim_variable = "REGIONPROF_CLAIM";
 ///
 /// ```
 /// regionprof::profile_options o = regionprof::options::command_defaults();
-/// o.window_runs = 100;
-/// auto variables = regionprof::options::to_environment(o);  // {"REGIONPROF_WINDOW_RUNS", "100"}
+/// o.analysis.row_limit = 5;
+/// auto variables = regionprof::options::to_environment(o);  // {"REGIONPROF_ROW_LIMIT", "5"}
 /// ```
 std::vector<std::pair<std::string, std::string>> to_environment(const profile_options& options,
                                                                 const profile_options& baseline = command_defaults());

@@ -134,6 +134,20 @@ const char* expected_of(option_kind kind) {
 
 std::span<const option> all_options() noexcept { return table; }
 
+std::string_view to_string(option_kind kind) noexcept {
+  switch (kind) {
+    case option_kind::count: return "count";
+    case option_kind::optional_count: return "optional_count";
+    case option_kind::flag: return "flag";
+    case option_kind::optional_number: return "optional_number";
+    case option_kind::optional_path: return "optional_path";
+    case option_kind::run_marker: return "run_marker";
+    case option_kind::region_rules: return "region_rules";
+    case option_kind::graph_attribution: return "graph_attribution";
+  }
+  return "unknown";
+}
+
 std::vector<const option*> options_of(option_surface surface) {
   std::vector<const option*> out;
   for (const option& o : table) {

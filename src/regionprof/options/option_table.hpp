@@ -46,6 +46,10 @@ enum class option_kind : std::uint8_t {
   graph_attribution = 7,  ///< `capture` or `launch`
 };
 
+/// The kind's name: `count`, `optional_count`, `flag`, `optional_number`, `optional_path`, `run_marker`,
+/// `region_rules`, `graph_attribution`.
+std::string_view to_string(option_kind kind) noexcept;
+
 /// An option's value as the front-ends hand it over: none, a flag, a whole number, a number, a text,
 /// or texts (region rules).
 using option_value =

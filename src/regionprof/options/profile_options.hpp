@@ -31,7 +31,7 @@ std::vector<name_rule> in_process_region_rules();
 ///
 /// - warmup_runs (3), measured_runs (10): calls before recording, and recorded runs (at least 1);
 /// - flush_cache: cold runs; device_tracing (on): CUPTI when a device is present;
-/// - window_runs, window_output: a profile written every N runs (docs/design.md, "Long runs: windows");
+/// - windows: a profile written every N runs (docs/design.md, "Long runs: windows"; writes_windows());
 /// - json_output, markdown_output, trace_file: the files written (placeholders as in
 ///   regionprof::expand_output_path: `%r` rank, `%l` local rank, `%h` host, `%p` pid, `%n`, `%w`, `%%`);
 /// - processes: `regionprof run --processes N`; device_buffer_mb, sync_records: the injection library's.
@@ -77,5 +77,8 @@ struct profile_options {
 
 /// profile_options' device options with device_buffer_mb and sync_records applied.
 device_options device_options_of(const profile_options& options);
+
+/// True when the options cut the profile into windows (a profile every N runs).
+inline bool writes_windows(const profile_options& options) noexcept { return options.window_runs.has_value(); }
 
 }  // namespace regionprof

@@ -350,7 +350,7 @@ Profile session::make_profile(capture_result captured, std::optional<window_posi
   const auto analysed = [&](trace source) {
     analysis_result result =
         events_needed ? analyze(source, analysis) : detail::analyze_releasing_intervals(source, analysis);
-    if (window) number_window_runs(result, *window);
+    if (window) number_runs_of_window(result, *window);
     Profile profile(std::move(source), analysis, context, std::move(result));
     return events_needed ? std::move(profile) : std::move(profile).without_events();
   };

@@ -60,7 +60,7 @@ struct finish_options {
 /// One profiling session. Constructing it claims the process's one capture session (before any code of
 /// the caller's runs: a second session is refused with nothing recorded); start() records; timed_run()
 /// runs the workload once, timed and marked; finish() makes the profile, writes its outputs and returns
-/// it. With options.window_runs, every window of that many runs is written and dropped as it completes.
+/// it. With windows (writes_windows), every window is written and dropped as it completes.
 ///
 /// Two kinds of runs:
 /// - timed: the session times each run and marks it (timed_run; the harness, register_until_steady). The
@@ -197,9 +197,9 @@ class session {
 };
 
 /// Checks `options` as every session does, before anything runs: measured_runs at least 1, the rules
-/// (validate_name_rule), the stopping options (validate_stopping_options), windows (window_runs at least
-/// 1, not with max_noise, a JSON output to write each window to: window_output or json_output;
-/// window_output only with window_runs), target_kind a lower-case identifier. Throws std::invalid_argument
+/// (validate_name_rule), the stopping options (validate_stopping_options), windows (at least 1 run each,
+/// not with max_noise, a JSON output to write each window to: window_output or json_output;
+/// window_output only with windows), target_kind a lower-case identifier. Throws std::invalid_argument
 /// `<who>: <what is wrong and how to fix it>`.
 void validate_profile_options(const profile_options& options, std::string_view who);
 

@@ -54,8 +54,8 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
                                    "': a lone '%' at the end (write '%%' for a '%')");
     }
     const char placeholder = pattern[++i];
-    // %n without a process index but with windows is the window's index (`--window-runs N -o
-    // 'w/prof-%n.json'` without --processes): kept for the per-window expansion, as %w is.
+    // %n without a process index but with windows is the window's index (windows with `-o
+    // 'w/prof-%n.json'` and no --processes): kept for the per-window expansion, as %w is.
     const bool n_is_window = placeholder == 'n' && !identity.process_index && identity.window_index;
     if (mode == expansion::process_index_only && (placeholder != 'n' || n_is_window)) {
       if (n_is_window) unique_window = true;
@@ -112,8 +112,8 @@ std::string expand(std::string_view pattern, const process_identity& identity, e
   }
   if (!unique_window && identity.window_index) {
     throw process_identity_error("output path '" + std::string(pattern) +
-                                 "': --window-runs (window_runs) writes one profile per window, and every window "
-                                 "would write this one file; add %w (the window index) to the path, e.g. "
+                                 "': with windows a profile is written per window, and every window would write "
+                                 "this one file; add %w (the window index) to the path, e.g. "
                                  "'prof-%w.json'");
   }
   return out;

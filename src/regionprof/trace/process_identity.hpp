@@ -23,7 +23,7 @@ struct process_identity {
   /// `regionprof run --processes N`: this process's index, 0 to N - 1, and N (absent otherwise).
   std::optional<std::uint64_t> process_index;
   std::optional<std::uint64_t> process_count;
-  /// `regionprof run --window-runs N`: the index of the window a profile is written for (`%w`), 0 for the
+  /// With windows (docs/design.md, "Long runs: windows"): the index of the window a profile is written for (`%w`), 0 for the
   /// first; set (to any value) whenever windows are on, so that a path without `%w` is refused.
   std::optional<std::uint64_t> window_index;
 };

@@ -36,7 +36,7 @@ struct foreign_member {
 
 /// Report `target`: what was profiled. `type` always; each producer sets a few of the modelled members
 /// (run_target.def: `kind`, `command`, `benchmark`, `iterations`, `iterations_per_run`, the process
-/// identity `rank` ... `pid`, `window`, `window_runs`, `ended_by_signal`); the writers put them in that
+/// identity `rank` ... `pid`, the window's index and length, `ended_by_signal`); the writers put them in that
 /// order, then the foreign ones (docs/report-schema.md, "target").
 ///
 /// ```
