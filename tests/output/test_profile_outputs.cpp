@@ -8,7 +8,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
@@ -99,6 +101,40 @@ BOOST_AUTO_TEST_CASE(end_to_end_reports_of_one_run) {
   BOOST_TEST(trace_text == to_chrome_trace(profile));
   // 3 metadata (thread main, GPU 0, stream 7), 4 complete events, 1 flow start and 1 flow end.
   BOOST_TEST(parse(trace_text).at("traceEvents").as_array().size() == 9u);
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(atomic_file)
+
+// A device, FIFO or socket is written in place: renaming a temporary over it would replace the node
+// itself (`-o /dev/null` as root turned /dev/null into a regular file for the whole machine).
+BOOST_AUTO_TEST_CASE(a_fifo_or_a_device_is_written_in_place_never_replaced) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("regionprof-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "pipe").string();
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  write_file_atomically(fifo, "JSON report", [](std::ostream& out) { out << "{\"report\": 1}\n"; });
+  reader.join();
+  BOOST_TEST(received == "{\"report\": 1}\n");
+  struct stat after {};
+  BOOST_REQUIRE(::stat(fifo.c_str(), &after) == 0);
+  BOOST_TEST(S_ISFIFO(after.st_mode));
+  BOOST_TEST(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+
+  struct stat null_before {};
+  BOOST_REQUIRE(::stat("/dev/null", &null_before) == 0);
+  write_file_atomically("/dev/null", "Chrome trace", [](std::ostream& out) { out << "[]\n"; });
+  struct stat null_after {};
+  BOOST_REQUIRE(::stat("/dev/null", &null_after) == 0);
+  BOOST_TEST((S_ISCHR(null_after.st_mode) && null_after.st_rdev == null_before.st_rdev));
   std::filesystem::remove_all(dir);
 }
 

@@ -102,6 +102,25 @@ void write_file_atomically(const std::string& path, std::string_view what,
   struct stat existing {};
   const bool exists = ::stat(path.c_str(), &existing) == 0;
   if (path.empty() || path.back() == '/' || (exists && S_ISDIR(existing.st_mode))) throw fail("it is a directory");
+  if (exists && !S_ISREG(existing.st_mode)) {
+    // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is written in place: a file renamed over
+    // it would replace the node itself (for root, /dev/null of the whole machine).
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw fail(std::strerror(errno));
+    descriptor_buffer buffer(fd);
+    std::ostream out(&buffer);
+    try {
+      write(out);
+      out.flush();
+    } catch (const std::exception& e) {
+      ::close(fd);
+      throw fail(buffer.error() != 0 ? std::strerror(buffer.error()) : e.what());
+    }
+    const int error = buffer.error();
+    if (::close(fd) != 0 && error == 0) throw fail(std::strerror(errno));
+    if (error != 0) throw fail(std::strerror(error));
+    return;
+  }
 
   temporary_file temporary{temporary_beside(path)};
   temporary.fd = ::open(temporary.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

@@ -36,7 +36,8 @@ class output_error : public std::runtime_error {
 /// the replacement is a rename), which is flushed, fsync'd, then renamed over `path`. Until then the
 /// old file is untouched; on any error the temporary is removed and output_error is thrown naming
 /// `path` (and `what` it is, e.g. "JSON report"). A new file gets mode 0666 less the umask, a
-/// replaced one keeps its mode. `write` may throw: its message is wrapped the same way.
+/// replaced one keeps its mode. `write` may throw: its message is wrapped the same way. A `path` that
+/// is a device, FIFO or socket (`/dev/null`, `/dev/stdout`, a pipe) is written in place, never replaced.
 /// Not for a signal handler (it allocates); an exit handler or a thread is fine.
 ///
 /// ```
