@@ -319,7 +319,6 @@ def profile(fn: Callable[[], Any], **options: "Unpack[ProfileOptions]") -> Profi
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
-    _keywords.check("profile", "profile", options)
     return _run_native(fn, dict(options), {"target_type": "callable"})
 
 
@@ -344,7 +343,6 @@ def analyze(trace: StrPath, **options: "Unpack[AnalyzeOptions]") -> Profile:
     ```
     """
     trace = _check_path("trace", trace)
-    _keywords.check("analyze", "analyze", options)
     return Profile(_native.analyze(os.fspath(trace), dict(options)), None)
 
 

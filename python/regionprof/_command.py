@@ -119,7 +119,6 @@ def run(
     words = [os.fspath(_check_path("argv", word)) for word in argv]
     if isinstance(extra_args, (str, bytes)) or not all(isinstance(w, str) for w in extra_args):
         raise TypeError("extra_args must be a list of str")
-    _keywords.check("run", "run", options)
     given = dict(options)
     output = given.pop("output", None)
     flags, windows, processes = _native.run_flags(given)  # TypeError / ValueError naming the keyword

@@ -34,7 +34,9 @@ def _entries(function: str, exclude: Iterable[str]) -> List[Dict[str, Any]]:
 
 
 def check(caller: str, function: str, given: Dict[str, Any], exclude: Iterable[str] = ()) -> None:
-    """TypeError for a keyword ``caller`` does not take, as Python says it."""
+    """TypeError for a keyword ``caller`` does not take, as Python says it. Only where the native check
+    (``function() got an unexpected keyword argument``) would name another function or accept the
+    keyword: regionprof.torch.profile, which takes all of profile's options but ``regions``."""
     names = {entry["name"] for entry in _entries(function, exclude)}
     for name in given:
         if name not in names:

@@ -36,7 +36,6 @@
 #include "region_wrapper.hpp"
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/run_marker.hpp"
-#include "regionprof/analysis/window.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/model/profile.hpp"
@@ -100,10 +99,7 @@ void prepare_outputs(const regionprof::profile_options& options) {
 /// The trace file `profile` wrote: its window's when it has one.
 std::optional<std::string> written_trace(const regionprof::profile_options& options, const regionprof::Profile& profile) {
   if (!options.trace_file) return std::nullopt;
-  const regionprof::process_identity identity = regionprof::this_process_identity();
-  const std::optional<std::uint64_t> window = profile.source().target.window;
-  const std::string path = window ? regionprof::window_output_path(*options.trace_file, identity, *window)
-                                  : regionprof::expand_output_path(*options.trace_file, identity);
+  const std::string path = regionprof::python::output_path_here(*options.trace_file, profile.source().target.window);
   return std::filesystem::absolute(path).lexically_normal().string();
 }
 

@@ -16,16 +16,17 @@ namespace nb = nanobind;
 
 namespace regionprof::python {
 
+std::string output_path_here(const std::string& pattern, std::optional<std::uint64_t> window,
+                             std::optional<std::uint64_t> process_index, std::optional<std::uint64_t> process_count) {
+  regionprof::process_identity identity = regionprof::this_process_identity();
+  identity.process_index = process_index;
+  identity.process_count = process_count;
+  return window ? regionprof::window_output_path(pattern, identity, *window)
+                : regionprof::expand_output_path(pattern, identity);
+}
+
 void add_profile_extras(nb::module_& m) {
-  m.def("expand_output_path",
-        [](const std::string& pattern, std::optional<std::uint64_t> window, std::optional<std::uint64_t> process_index,
-           std::optional<std::uint64_t> process_count) {
-          regionprof::process_identity identity = regionprof::this_process_identity();
-          identity.process_index = process_index;
-          identity.process_count = process_count;
-          return window ? regionprof::window_output_path(pattern, identity, *window)
-                        : regionprof::expand_output_path(pattern, identity);
-        },
+  m.def("expand_output_path", &output_path_here,
         nb::arg("pattern"), nb::arg("window").none() = nb::none(), nb::arg("process_index").none() = nb::none(),
         nb::arg("process_count").none() = nb::none(),
         "The path an output pattern names in this process (%r rank, %l local rank, %h host, %p pid, %%); with "
