@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -20,15 +21,15 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
         "regionprof.torch needs PyTorch, which is not installed: pip install 'regionprof[torch]' (or torch)"
     ) from _error
 
-from regionprof import _keywords, _native
+from regionprof import _keywords, _native, _steps
 from regionprof._api import Profile, _check_bool, _run_native
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from regionprof._options import ProfileOptions
+    from regionprof._options import ProfileOptions, StepOptions
 
-__all__ = ["profile", "discover", "ModuleRegion"]
+__all__ = ["profile", "profiler", "discover", "ModuleRegion"]
 
 _CONTAINERS = (nn.ModuleList, nn.ModuleDict)
 _MODULE_ATTRIBUTES = frozenset(dir(nn.Module))
@@ -311,6 +312,107 @@ _MISSING = object()
 _CALL_SLOT = "_compiled_call_impl"
 
 
+class _BackwardRange:
+    """The backward region of one module call (docs/design.md, rule 19): started when the first gradient
+    of the call's outputs reaches autograd (a pre-hook on the outputs' autograd nodes), ended when the
+    gradients of the call's inputs are computed (the backward of _InputsDone, an identity on the inputs
+    that require grad). A call none of whose inputs requires grad (an embedding of token ids) has no such
+    end: its range ends when the next backward region starts on that thread, or when the backward pass
+    ends. A start/end range (not push/pop): autograd may interleave two modules' nodes."""
+
+    __slots__ = ("handle", "bounded", "range_id", "state")
+
+    _open_unbounded = threading.local()  # per thread: the _BackwardRange without an end of its own
+
+    def __init__(self, handle: int, bounded: bool) -> None:
+        self.handle = handle
+        self.bounded = bounded
+        self.range_id = 0
+        self.state = 0  # 0 waiting, 1 open, 2 ended
+
+    def start(self, _grads: Any = None) -> None:
+        if self.state != 0:
+            return
+        self.state = 1
+        slot = _BackwardRange._open_unbounded
+        previous = getattr(slot, "range", None)
+        if previous is not None:
+            previous.end()
+        if not self.bounded:
+            slot.range = self
+            torch.autograd.Variable._execution_engine.queue_callback(self.end)
+        self.range_id = _native.start(self.handle)
+
+    def end(self) -> None:
+        if self.state != 1:
+            return
+        self.state = 2
+        _native.end(self.range_id)
+        slot = _BackwardRange._open_unbounded
+        if getattr(slot, "range", None) is self:
+            slot.range = None
+
+
+class _InputsDone(torch.autograd.Function):
+    """Identity on a module call's inputs that require grad; its backward runs once their gradients are
+    computed: the end of the call's backward region."""
+
+    @staticmethod
+    def forward(ctx: Any, backward_range: _BackwardRange, *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        ctx.backward_range = backward_range
+        ctx.set_materialize_grads(False)
+        return tensors
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Tuple[Any, ...]:
+        ctx.backward_range.end()
+        return (None,) + grads
+
+
+def _output_nodes(output: Any, depth: int = 0) -> List[Any]:
+    """The autograd nodes of the tensors a module returned: a tensor, or tensors in a tuple, list or
+    mapping (transformers' ModelOutput), two levels deep."""
+    if isinstance(output, torch.Tensor):
+        return [output.grad_fn] if output.grad_fn is not None else []
+    nodes: List[Any] = []
+    if depth < 2:
+        values = output.values() if isinstance(output, Mapping) else output if isinstance(output, (tuple, list)) else ()
+        for value in values:
+            nodes.extend(_output_nodes(value, depth + 1))
+    return nodes
+
+
+def _tracking_backward(call: Callable[..., Any], handle: int) -> Callable[..., Any]:
+    """``call`` (a module's call) with its backward region (handle: ``<kind>_backward:<name>``) found
+    when grad mode is on; as ``call`` otherwise."""
+    is_grad_enabled = torch.is_grad_enabled
+
+    def call_tracking_backward(*args: Any, **kwargs: Any) -> Any:
+        if not is_grad_enabled():
+            return call(*args, **kwargs)
+        positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+        keys = [k for k, v in kwargs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+        backward_range = _BackwardRange(handle, bool(positions or keys))
+        if positions or keys:
+            done = _InputsDone.apply(backward_range, *[args[i] for i in positions], *[kwargs[k] for k in keys])
+            if positions:
+                args = tuple(args)
+                replaced = list(args)
+                for i, tensor in zip(positions, done):
+                    replaced[i] = tensor
+                args = tuple(replaced)
+            if keys:
+                kwargs = dict(kwargs)
+                for k, tensor in zip(keys, done[len(positions):]):
+                    kwargs[k] = tensor
+        output = call(*args, **kwargs)
+        for node in _output_nodes(output):
+            node.register_prehook(backward_range.start)
+        return output
+
+    return call_tracking_backward
+
+
 class _Instrumentation:
     """Region wrappers on the marked modules; ``remove()`` takes every one of them away.
 
@@ -323,7 +425,7 @@ class _Instrumentation:
     it was (deleted when it was not on the instance), so ``__dict__`` and the hook tables are as before.
     """
 
-    def __init__(self, regions: Sequence[ModuleRegion]) -> None:
+    def __init__(self, regions: Sequence[ModuleRegion], backward: bool = False) -> None:
         self._installed: List[Tuple[Dict[str, Any], str, Any]] = []  # (instance __dict__, key, previous)
         self.module_types: Dict[str, str] = {}
         try:
@@ -333,6 +435,9 @@ class _Instrumentation:
                 attributes = _instance_dict(module)
                 previous = attributes.get(_CALL_SLOT, _MISSING)
                 call = previous if previous is not _MISSING and previous is not None else module._call_impl
+                if backward:
+                    call = _tracking_backward(call, _native.register_region(f"{kind}_backward", name))
+                    self.module_types[f"{kind}_backward:{name}"] = r.module_type
                 self._install(attributes, _CALL_SLOT, _native.RegionWrapper(_native.register_region(kind, name), call))
                 self.module_types[r.region_id] = r.module_type
                 for method in r.methods:
@@ -455,3 +560,71 @@ def profile(
         })
     finally:
         instrumentation.remove()
+
+
+class profiler(_steps.profiler):
+    """The user's own loop (training steps: forward, ``loss.backward()``, ``optimizer.step()``,
+    ``zero_grad()``) profiled step by step, every discovered module a region, as
+    :class:`regionprof.profiler` with :func:`profile`'s module regions: ``p.step()`` ends a step, each
+    recorded step is a run, each cycle of ``schedule`` one Profile (``p.profiles``; ``p.profile`` the
+    last; ``on_cycle`` gets each as it completes). Module regions as :func:`profile` makes them
+    (``tuned``, ``every_level``, :func:`discover`); with ``backward`` (default on) each module region
+    ``KIND:NAME`` has its backward as the region ``KIND_backward:NAME``: the autograd work computing that
+    module's gradients, on whichever thread autograd runs it (docs/design.md, rule 19; on a CUDA
+    device autograd's thread is another thread: ``cross_thread=True`` gives its CPU time to the
+    region as off-thread time, its kernels count either way). Grad mode is left as the caller set it;
+    the module wrappers are removed when the block ends, also on an exception (which propagates, the
+    cycle in progress discarded).
+
+    ```
+    with regionprof.torch.profiler(model, schedule=regionprof.schedule(wait=1, warmup=1, active=3, repeat=2)) as p:
+        for batch in loader:
+            loss = model(batch).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            p.step()
+    print(p.profile.markdown())    # two profiles of 3 runs each: p.profiles
+    ```
+    """
+
+    _who = "regionprof.torch.profiler"
+
+    @_keywords.takes("steps", exclude=("regions",))
+    def __init__(self, obj: Any, *, schedule: Optional[_steps.schedule] = None,
+                 on_cycle: Optional[Callable[[Profile], Any]] = None, tuned: Optional[Mapping[str, str]] = None,
+                 every_level: bool = False, backward: bool = True, **options: "Unpack[StepOptions]") -> None:
+        _check_bool("every_level", every_level)
+        _check_bool("backward", backward)
+        _keywords.check(self._who, "steps", options, exclude=("regions",))
+        super().__init__(schedule=schedule, on_cycle=on_cycle, **options)
+        self._obj = obj
+        self._tuned = _tuned_names(tuned)
+        self._every_level = every_level
+        self._backward = backward
+        self._instrumentation: Optional[_Instrumentation] = None
+        self._warnings: List[Tuple[str, str]] = []
+
+    def _caller(self) -> Dict[str, Any]:
+        assert self._instrumentation is not None
+        return {"target_type": _type_name(type(self._obj)),
+                "target_kind": "torch_module" if isinstance(self._obj, nn.Module) else "torch_object",
+                "warnings": self._warnings, "module_types": self._instrumentation.module_types}
+
+    def __enter__(self) -> "profiler":
+        regions = discover(self._obj, self._tuned, self._every_level)
+        self._warnings = _compiled_warnings(regions)
+        self._instrumentation = _Instrumentation(regions, self._backward)
+        try:
+            super().__enter__()
+        except BaseException:
+            self._instrumentation.remove()
+            raise
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        try:
+            super().__exit__(exc_type, exc, traceback)
+        finally:
+            if self._instrumentation is not None:
+                self._instrumentation.remove()

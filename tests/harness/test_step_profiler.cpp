@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(the_schedule_means_what_torch_profilers_means) {
     BOOST_TEST_CONTEXT("step " << step) { BOOST_TEST((action_of(schedule, step) == expected[step])); }
   }
   // repeat 0: cycles forever; no wait, no warm-up: every step records, every active-th saves.
-  const step_schedule forever{.active = 3};
+  const step_schedule forever{.active = 3, .repeat = 0};
   BOOST_TEST((action_of(forever, 0) == record));
   BOOST_TEST((action_of(forever, 2) == record_and_save));
   BOOST_TEST((action_of(forever, 3000002) == record_and_save));
@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(without_a_schedule_every_step_is_a_run) {
 // recorded step: no profile. A second session cannot start while the loop is profiled.
 BOOST_AUTO_TEST_CASE(a_cycle_cut_short_is_a_profile_of_its_runs) {
   {
-    step_profiler steps(profile_options{}, step_schedule{.wait = 1, .active = 5, .repeat = 1});
+    step_profiler steps(profile_options{}, step_schedule{.wait = 1, .active = 5});
     for (int step = 0; step < 3; ++step) {
       work(step);
       BOOST_TEST(!steps.step());
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_cycle_cut_short_is_a_profile_of_its_runs) {
     BOOST_TEST(!steps.finish());
   }
   // Discarded by the destructor, mid-cycle: the capture is free again.
-  { step_profiler steps(profile_options{}, step_schedule{.active = 2}); }
+  { step_profiler steps(profile_options{}, step_schedule{.active = 2, .repeat = 0}); }
   BOOST_CHECK_NO_THROW(regionprof::profile([] {}, testing::quick(0, 1)));
 }
 
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(what_does_not_apply_to_steps_is_refused) {
   // Several cycles, one path: every cycle would overwrite it.
   profile_options one_path;
   one_path.json_output = "p.json";
-  BOOST_TEST(invalid_argument_of(one_path, step_schedule{.active = 2}).find("%w") != std::string::npos);
+  BOOST_TEST(invalid_argument_of(one_path, step_schedule{.active = 2, .repeat = 3}).find("%w") != std::string::npos);
   one_path.json_output = (fs::temp_directory_path() / "regionprof-steps-one.json").string();
   BOOST_TEST(invalid_argument_of(one_path, step_schedule{.active = 2, .repeat = 1}).empty());
 }

@@ -49,6 +49,10 @@ void check_options(const profile_options& options, std::string_view who) {
 step_profiler::step_profiler(profile_options options, std::optional<step_schedule> schedule, std::string who)
     : options_(std::move(options)), schedule_(schedule), who_(std::move(who)) {
   check_options(options_, who_);
+  if (options_.window_output) {  // each cycle's JSON profile
+    options_.json_output = std::move(options_.window_output);
+    options_.window_output.reset();
+  }
   if (schedule_) {
     validate_step_schedule(*schedule_, who_);
     options_.measured_runs = schedule_->active;

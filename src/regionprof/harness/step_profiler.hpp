@@ -22,12 +22,12 @@ class session;
 /// Which steps are recorded: torch.profiler.schedule's meaning. Steps are numbered from 0 (the first
 /// step begins when the profiler is made). The first `skip_first` steps are not recorded; then each
 /// cycle is `wait` steps not recorded, `warmup` steps, `active` recorded steps; `repeat` cycles, or
-/// cycles until the loop ends when 0.
+/// cycles until the loop ends when 0. Unlike torch.profiler.schedule, `repeat` defaults to one cycle.
 struct step_schedule {
   std::size_t wait = 0;
   std::size_t warmup = 0;
   std::size_t active = 1;
-  std::size_t repeat = 0;
+  std::size_t repeat = 1;
   std::size_t skip_first = 0;
 };
 
@@ -61,7 +61,7 @@ void validate_step_schedule(const step_schedule& schedule, std::string_view who)
 /// the cycle's index, `%w` in output paths, which every output path then needs). A cycle's warm-up
 /// steps run unrecorded but for the last one, the session's internal warm-up run. `options`: the
 /// harness's, but for measured_runs and warmup_runs (the schedule says), window_runs and stopping on
-/// noise (refused).
+/// noise (refused); window_output, when set, is each cycle's JSON profile (json_output).
 ///
 /// ```
 /// regionprof::step_profiler steps(options, regionprof::step_schedule{.wait = 1, .warmup = 1, .active = 3});
