@@ -1,12 +1,13 @@
 """The step API's cost on a training step: a small transformers BERT (2 layers, hidden 64) built from a
 config (random weights, no download), one step = forward with labels, loss.backward(), optimizer.step(), zero_grad(). Modes, in one
 process and interleaved per repetition (random order): plain; regionprof.torch.profiler with module
-regions only (backward=False); with backward regions (the default); torch.profiler.profile (CPU
-activity, prof.step() per step) on the same loop. Each mode's figure is the median over repetitions of
+regions only (backward=False); with backward regions (the default); with backward regions and torch's
+op ranges (ops=True); torch.profiler.profile (CPU activity, prof.step() per step) on the same loop. Each mode's figure is the median over repetitions of
 the CPU time of this thread per step (time.thread_time: the scheduler's time for other processes is not
 counted; one intra-op thread).
 
-Budgets (docs/benchmarks.md): module regions <= 1.05 x plain; with backward regions <= 1.10 x plain.
+Budgets (docs/benchmarks.md): module regions <= 1.05 x plain; with backward regions <= 1.10 x plain;
+ops=True adds at most a third of what torch.profiler adds.
 
 Usage: bench/python/run-steps [--reps R] [--steps N] [--json out.json]
 """
@@ -62,9 +63,9 @@ def main() -> None:
     def plain() -> float:
         return loop(lambda: None)
 
-    def regionprof_mode(backward: bool) -> Callable[[], float]:
+    def regionprof_mode(backward: bool, ops: bool = False) -> Callable[[], float]:
         def run() -> float:
-            with rtorch.profiler(model, backward=backward, device_tracing=False) as p:
+            with rtorch.profiler(model, backward=backward, ops=ops, device_tracing=False) as p:
                 seconds = loop(p.step)
             assert len(p.profile.data["runs"]) == options.steps
             return seconds
@@ -79,6 +80,7 @@ def main() -> None:
         "plain": plain,
         "regionprof_modules": regionprof_mode(False),
         "regionprof_backward": regionprof_mode(True),
+        "regionprof_ops": regionprof_mode(True, ops=True),
         "torch_profiler": torch_profiler,
     }
     for run in modes.values():  # warm-up: allocator, lazy init, first-touch
@@ -106,6 +108,10 @@ def main() -> None:
     budgets = {"regionprof_modules": 1.05, "regionprof_backward": 1.10}
     failed = [f"{name} {median[name] / base:.3f} x > {limit}" for name, limit in budgets.items()
               if median[name] / base > limit]
+    added_ops, added_torch = median["regionprof_ops"] - base, median["torch_profiler"] - base
+    if added_ops > added_torch / 3:
+        failed.append(f"ops=True adds {added_ops * 1e6:.0f} us, more than a third of torch.profiler's "
+                      f"{added_torch * 1e6:.0f} us")
     if failed:
         raise SystemExit("over budget: " + "; ".join(failed))
 

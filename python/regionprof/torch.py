@@ -7,11 +7,12 @@ ranges recorded by regionprof's NVTX tool (and CUPTI for device time), never by 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 try:
     import torch
@@ -486,6 +487,32 @@ def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]
     return found
 
 
+@contextlib.contextmanager
+def _op_ranges(ops: bool) -> Iterator[None]:
+    """With ``ops``: torch's own op ranges for the block: torch's profiler in its NVTX mode (what
+    torch.autograd.profiler.emit_nvtx() enables, without its device synchronize, so it also runs on a
+    machine without a GPU driver) pushes an NVTX range per aten op and autograd node, named
+    ``<op>, seq = N, op_id = M``; the capture records them and the session keys them by ``<op>``
+    (trace/torch_op_names.hpp)."""
+    _check_bool("ops", ops)
+    if not ops:
+        yield
+        return
+    from torch.autograd import ProfilerConfig, ProfilerState, _disable_profiler, _enable_profiler
+
+    config = ProfilerConfig(ProfilerState.NVTX, False, False, False, False, False,
+                            torch._C._profiler._ExperimentalConfig())
+    try:
+        _enable_profiler(config, set())
+    except RuntimeError as error:
+        raise RuntimeError(f"ops=True: torch's op ranges (its profiler's NVTX mode) could not be enabled: {error}. "
+                           "Is torch.profiler already running?") from error
+    try:
+        yield
+    finally:
+        _disable_profiler()
+
+
 @_keywords.takes("profile", exclude=("regions",))
 def profile(
     obj: Any,
@@ -494,6 +521,7 @@ def profile(
     inference_function: Optional[Callable[..., Any]] = None,
     tuned: Optional[Mapping[str, str]] = None,
     every_level: bool = False,
+    ops: bool = False,
     **options: "Unpack[ProfileOptions]",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
@@ -512,6 +540,9 @@ def profile(
     the process are recorded too. The region wrappers are removed afterwards, also when the workload
     raises (the exception propagates). The options below (all but ``regions``, which discovery
     sets) are :func:`regionprof.profile`'s.
+    ``ops``: torch's own op ranges (aten ops, autograd nodes, as ``torch.autograd.profiler.emit_nvtx()``)
+    recorded too, so key averages and ``region_ops`` name the ops each region ran (docs/python.md, "Ops
+    per region"); off by default (it costs what torch's RecordFunction callbacks cost per op).
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -524,6 +555,7 @@ def profile(
     ```
     """
     _check_bool("every_level", every_level)
+    _check_bool("ops", ops)
     _keywords.check("regionprof.torch.profile", "profile", options, exclude=("regions",))
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
@@ -549,15 +581,16 @@ def profile(
 
     instrumentation = _Instrumentation(regions)
     try:
-        return _run_native(workload, dict(options), {
-            "target_type": _type_name(type(obj)),
-            "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
-            "warnings": warnings,
-            "module_types": instrumentation.module_types,
-            "args_count": len(args),
-            "kwargs": list(kwargs),
-            "uses_inference_function": inference_function is not None,
-        })
+        with _op_ranges(ops):
+            return _run_native(workload, dict(options), {
+                "target_type": _type_name(type(obj)),
+                "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
+                "warnings": warnings,
+                "module_types": instrumentation.module_types,
+                "args_count": len(args),
+                "kwargs": list(kwargs),
+                "uses_inference_function": inference_function is not None,
+            })
     finally:
         instrumentation.remove()
 
@@ -572,7 +605,8 @@ class profiler(_steps.profiler):
     ``KIND:NAME`` has its backward as the region ``KIND_backward:NAME``: the autograd work computing that
     module's gradients, on whichever thread autograd runs it (docs/design.md, rule 19; on a CUDA
     device autograd's thread is another thread: ``cross_thread=True`` gives its CPU time to the
-    region as off-thread time, its kernels count either way). Grad mode is left as the caller set it;
+    region as off-thread time, its kernels count either way). ``ops``: torch's op ranges recorded too,
+    as for :func:`profile`. Grad mode is left as the caller set it;
     the module wrappers are removed when the block ends, also on an exception (which propagates, the
     cycle in progress discarded).
 
@@ -593,15 +627,19 @@ class profiler(_steps.profiler):
     @_keywords.takes("steps", exclude=("regions",))
     def __init__(self, obj: Any, *, schedule: Optional[_steps.schedule] = None,
                  on_cycle: Optional[Callable[[Profile], Any]] = None, tuned: Optional[Mapping[str, str]] = None,
-                 every_level: bool = False, backward: bool = True, **options: "Unpack[StepOptions]") -> None:
+                 every_level: bool = False, backward: bool = True, ops: bool = False,
+                 **options: "Unpack[StepOptions]") -> None:
         _check_bool("every_level", every_level)
         _check_bool("backward", backward)
+        _check_bool("ops", ops)
         _keywords.check(self._who, "steps", options, exclude=("regions",))
         super().__init__(schedule=schedule, on_cycle=on_cycle, **options)
         self._obj = obj
         self._tuned = _tuned_names(tuned)
         self._every_level = every_level
         self._backward = backward
+        self._ops = ops
+        self._op_ranges: Optional[contextlib.ExitStack] = None
         self._instrumentation: Optional[_Instrumentation] = None
         self._warnings: List[Tuple[str, str]] = []
 
@@ -615,9 +653,12 @@ class profiler(_steps.profiler):
         regions = discover(self._obj, self._tuned, self._every_level)
         self._warnings = _compiled_warnings(regions)
         self._instrumentation = _Instrumentation(regions, self._backward)
+        self._op_ranges = contextlib.ExitStack()
         try:
+            self._op_ranges.enter_context(_op_ranges(self._ops))
             super().__enter__()
         except BaseException:
+            self._op_ranges.close()
             self._instrumentation.remove()
             raise
         return self
@@ -626,5 +667,7 @@ class profiler(_steps.profiler):
         try:
             super().__exit__(exc_type, exc, traceback)
         finally:
+            if self._op_ranges is not None:
+                self._op_ranges.close()
             if self._instrumentation is not None:
                 self._instrumentation.remove()

@@ -303,3 +303,32 @@ def test_dataloader_workers_and_ddp() -> None:
         regions = run_regions(p.profile, run)
         assert regions["untuned_module:module"]["calls"] == 1
         assert regions["untuned_module_backward:module"]["calls"] == 1
+
+
+def key_average_keys(p: regionprof.Profile) -> List[str]:
+    return [e["key"] for e in p.data["profiler"]["key_averages"]["cpu_time_total"]["events"]]
+
+
+def test_ops_records_torchs_op_ranges_keyed_by_op() -> None:
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+    x = torch.randn(4, 16)
+    plain = rtorch.profile(model, x, warmup_runs=0, measured_runs=2, row_limit=50)
+    assert not [k for k in key_average_keys(plain) if k.startswith("aten::")]
+    with_ops = rtorch.profile(model, x, warmup_runs=0, measured_runs=2, row_limit=50, ops=True)
+    keys = key_average_keys(with_ops)
+    assert "aten::linear" in keys and "aten::relu" in keys
+    rows = {e["key"]: e for e in with_ops.data["profiler"]["key_averages"]["cpu_time_total"]["events"]}
+    assert rows["aten::linear"]["count"] == 2  # once per measured run
+    # Detached afterwards: a profile without ops records no op again.
+    again = rtorch.profile(model, x, warmup_runs=0, measured_runs=1, row_limit=50)
+    assert not [k for k in key_average_keys(again) if k.startswith("aten::")]
+    # The step API: backward nodes too.
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    with rtorch.profiler(model, ops=True, row_limit=100) as p:
+        model(x).sum().backward()
+        optimizer.step()
+        p.step()
+    keys = key_average_keys(p.profile)
+    assert "aten::linear" in keys
+    assert "AddmmBackward0" in keys and "autograd::engine::evaluate_function: AddmmBackward0" in keys
+    assert not [k for k in keys if "op_id" in k or "seq =" in k]

@@ -15,6 +15,7 @@
 #include "regionprof/analysis/releasing.hpp"
 #include "regionprof/regions/regions.hpp"
 #include "regionprof/trace/clock.hpp"
+#include "regionprof/trace/torch_op_names.hpp"
 
 namespace regionprof {
 namespace {
@@ -320,6 +321,7 @@ Profile session::make_profile(capture_result captured, std::optional<window_posi
   // Found runs: window 0 holds the skipped runs; timed runs: spans_ says whether it holds the warm-up run.
   const bool holds_warmup = timed_ ? warmup_in_spans_ : (!window || window->index == 0);
   trace t = std::move(captured.data);
+  strip_torch_op_suffixes(t);  // torch's op ranges (emit_nvtx, Python's ops=True) keyed by op
   if (abandoned_run_ && at_end) drop_last_run_marker(t, run_marker_predicate_of(options_.analysis.run_marker));
   for (warning& w : machine_.warnings()) t.warnings.push_back(std::move(w));
   std::optional<stopping_summary> stopping;
