@@ -22,7 +22,10 @@ def busy(seconds: float) -> None:
 
 
 class SlowBackward(torch.autograd.Function):
-    """Identity whose backward busy-waits ``seconds``."""
+    """Identity whose backward busy-waits ``seconds`` (wall clock); each wait's length is appended to
+    ``waits`` (seconds)."""
+
+    waits: List[float] = []
 
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor, seconds: float) -> torch.Tensor:
@@ -31,7 +34,9 @@ class SlowBackward(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Any:
+        start = time.perf_counter()
         busy(ctx.seconds)
+        SlowBackward.waits.append(time.perf_counter() - start)
         return grad, None
 
 
@@ -119,19 +124,25 @@ def test_backward_time_lands_in_the_modules_backward_region() -> None:
     model = Net(seconds)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(8, 16)
-    with rtorch.profiler(model, schedule=regionprof.schedule(warmup=1, active=3)) as p:
-        for _ in range(4):
+    with rtorch.profiler(model, schedule=regionprof.schedule(warmup=1, active=5)) as p:
+        for _ in range(6):
             train_step(model, optimizer, x)
             p.step()
-    assert len(p.profile.data["runs"]) == 3
-    for run in range(3):
+    waits_us = [w * 1e6 for w in SlowBackward.waits[-5:]]
+    assert len(p.profile.data["runs"]) == 5
+    extra_us = []
+    for run in range(5):
         regions = run_regions(p.profile, run)
-        waited_us = seconds * 1e6
         b_backward = regions["untuned_module_backward:b"]["cpu_time_us"]
-        assert waited_us <= b_backward <= 1.10 * waited_us, regions
-        for other in ("a", "head"):
-            assert regions[f"untuned_module_backward:{other}"]["cpu_time_us"] < 0.10 * waited_us
-        assert regions["untuned_module:b"]["cpu_time_us"] < 0.10 * waited_us  # the forward does not wait
+        # All of the wait is in b's backward region (0.1 %: the capture's clock against perf_counter).
+        assert b_backward >= 0.999 * waits_us[run], regions
+        extra_us.append(b_backward - waits_us[run])
+        for other in ("a", "head"):  # and none of it in another module's
+            assert regions[f"untuned_module_backward:{other}"]["cpu_time_us"] < 0.10 * waits_us[run]
+        assert regions["untuned_module:b"]["cpu_time_us"] < 0.10 * waits_us[run]  # the forward does not wait
+    # Within 10 %: b's backward region is the wait and little else (its own linear's backward). The
+    # best of five runs, so that the scheduler taking the CPU away inside one region is not counted.
+    assert min(extra_us) <= 0.10 * seconds * 1e6, extra_us
 
 
 def test_gradient_accumulation_and_grad_left_as_set() -> None:
@@ -163,7 +174,7 @@ def test_a_module_without_inputs_requiring_grad_ends_its_backward_at_the_pass_en
         def __init__(self) -> None:
             super().__init__()
             self.embedding = nn.Embedding(10, 16)
-            self.body = Slow(0.005)
+            self.body = Slow(0.05)
 
         def forward(self, ids: torch.Tensor) -> torch.Tensor:
             return self.body(self.embedding(ids)).sum()
@@ -176,8 +187,8 @@ def test_a_module_without_inputs_requiring_grad_ends_its_backward_at_the_pass_en
     for run in range(2):
         regions = run_regions(p.profile, run)
         assert regions["untuned_module_backward:embedding"]["calls"] == 1
-        assert regions["untuned_module_backward:body"]["cpu_time_us"] >= 5000
-        assert regions["untuned_module_backward:embedding"]["cpu_time_us"] < 5000
+        assert regions["untuned_module_backward:body"]["cpu_time_us"] >= 0.999 * 50_000
+        assert regions["untuned_module_backward:embedding"]["cpu_time_us"] < 25_000  # not the body's wait
 
 
 def test_the_model_is_restored_on_exit_and_on_exceptions() -> None:

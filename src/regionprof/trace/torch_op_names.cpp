@@ -7,12 +7,14 @@
 namespace regionprof {
 
 std::string_view torch_op_name(std::string_view name) noexcept {
-  std::size_t cut = name.size();
-  for (const std::string_view suffix : {", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "}) {
-    const std::size_t at = name.find(suffix);
-    if (at != std::string_view::npos && at < cut) cut = at;
+  // One pass over the commas (most names have none): the first ", <key> = " of torch's keys cuts.
+  for (std::size_t at = name.find(','); at != std::string_view::npos; at = name.find(',', at + 1)) {
+    const std::string_view rest = name.substr(at);
+    for (const std::string_view suffix : {", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "}) {
+      if (rest.starts_with(suffix)) return name.substr(0, at);
+    }
   }
-  return name.substr(0, cut);
+  return name;
 }
 
 std::size_t strip_torch_op_suffixes(trace& t) {

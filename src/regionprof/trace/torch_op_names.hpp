@@ -1,6 +1,8 @@
 // torch's op ranges as NVTX ranges (torch.autograd.profiler.emit_nvtx, regionprof.torch's ops=True):
 // torch names each `<op>, seq = N, op_id = M` (and `, sizes = [...]`, `, input_op_ids = [...]` with
-// shapes recorded), a new name per call. Keyed by `<op>`, calls of one op are one key-average row.
+// shapes recorded), a new name per call. Keyed by `<op>`, calls of one op are one key-average row. The
+// capture cuts the suffix as it records default-domain ASCII ranges (nvtxRangePushA/StartA, what torch
+// calls), so names repeat; strip_torch_op_suffixes applies the same rule to a whole trace.
 #pragma once
 
 #include <cstddef>
