@@ -397,7 +397,6 @@ def _tracking_backward(call: Callable[..., Any], handle: int) -> Callable[..., A
         if positions or keys:
             done = _InputsDone.apply(backward_range, *[args[i] for i in positions], *[kwargs[k] for k in keys])
             if positions:
-                args = tuple(args)
                 replaced = list(args)
                 for i, tensor in zip(positions, done):
                     replaced[i] = tensor

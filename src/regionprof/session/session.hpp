@@ -164,6 +164,8 @@ class session {
   enum class device_phase : std::uint8_t { off = 0, waiting = 1, failed = 2, ready = 3 };
   struct window_cut;
 
+  /// The next timed run is the internal warm-up run (the first of window 0, with setup.warmup_run).
+  bool next_run_is_warmup() const noexcept;
   output_set outputs_of(std::optional<std::uint64_t> window) const;
   /// The device's part of a window (`at_end` false: its activity up to `cut_ns`, with a forced flush when
   /// `force_flush`) or of the end (the device session stops), or a warning saying why there is none.
