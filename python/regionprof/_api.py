@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import html as _html
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
@@ -75,7 +77,10 @@ class Profile:
         return _pythonic(self._native.html())
 
     def _repr_html_(self) -> str:
-        return self.html()
+        """The HTML report as a fragment for a notebook output: one ``<div class="regionprof">`` with an id
+        of its own, its styles scoped under it and its script reaching only its own elements, so that
+        other outputs (pandas tables, other profiles) are left as they are."""
+        return _pythonic(self._native.html_fragment(_fragment_id()))
 
     def write_json(self, path: StrPath) -> Path:
         """Writes the JSON report to ``path``; returns the resolved path. Raises RuntimeError naming it."""
@@ -121,6 +126,11 @@ class Profile:
     def __repr__(self) -> str:
         runs = len(self.data.get("runs", []))
         return f"<regionprof.Profile runs={runs} regions={len(self.data.get('regions', []))}>"
+
+
+def _fragment_id() -> str:
+    """An id no other output of any session shares (a notebook keeps earlier sessions' outputs)."""
+    return f"regionprof-{uuid.uuid4().hex}"
 
 
 def _flat(prefix: str, value: Any, out: Dict[str, Any]) -> None:
@@ -214,12 +224,13 @@ class JobProfile(Profile):
 
     def html(self) -> str:
         """One self-contained HTML page holding the job's Markdown view."""
-        import html
-
         return (
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>\n"
-            f"<body><pre>{html.escape(self.markdown())}</pre></body></html>\n"
+            f"<body>{self._repr_html_()}</body></html>\n"
         )
+
+    def _repr_html_(self) -> str:
+        return f'<div class="regionprof"><pre>{_html.escape(self.markdown())}</pre></div>'
 
     def write_trace(self, path: StrPath) -> Path:
         """Writes the job's Chrome trace (``regionprof merge --trace``: one process per rank)."""

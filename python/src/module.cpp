@@ -164,6 +164,10 @@ NB_MODULE(_native, m) {
           "The Markdown report; runs_detail: how many runs get a detailed table (default: all up to 5).")
       .def("html", [](const regionprof::Profile& p) { return regionprof::to_html(p); },
            "The HTML report (one self-contained page) as text.")
+      .def(
+          "html_fragment",
+          [](const regionprof::Profile& p, const std::string& id) { return regionprof::to_html_fragment(p, id); },
+          nb::arg("id"), "The HTML report as a fragment scoped to one <div id=id> (a notebook output).")
       .def("chrome_trace", [](const regionprof::Profile& p) { return regionprof::to_chrome_trace(p); },
            "The Chrome trace as text.")
       .def("write_json", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_json(p, path); },
