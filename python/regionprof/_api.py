@@ -6,6 +6,7 @@ import contextlib
 import html as _html
 import json
 import os
+import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
@@ -280,6 +281,29 @@ def _check_path(name: str, value: Any) -> "os.PathLike[str] | str":
     return value
 
 
+def _nvtx_package_warnings() -> List[Tuple[str, str]]:
+    """NVTX_INITIALIZED_WITHOUT_TOOL when the ``nvtx`` package's NVTX was initialised without regionprof's
+    capture: its first NVTX call came before ``import regionprof`` set NVTX_INJECTION64_PATH, and NVTX
+    attaches a tool only then (the package then hands out its dummy domain for every name). Asking the
+    package for a domain is also what initialises it when it has made no call yet, with the capture."""
+    nvtx = sys.modules.get("nvtx")
+    dummy = getattr(sys.modules.get("nvtx._lib"), "dummy_domain", None)
+    get_domain = getattr(nvtx, "get_domain", None)
+    if dummy is None or get_domain is None or not getattr(nvtx, "enabled", lambda: False)():
+        return []
+    extension = os.path.realpath(_native.__file__)
+    named = os.environ.get("NVTX_INJECTION64_PATH")
+    if not named or os.path.realpath(named) != extension:
+        return []  # another tool owns NVTX: NVTX_TOOL_CONFLICT says so
+    if get_domain("regionprof") is not dummy:
+        return []
+    return [("NVTX_INITIALIZED_WITHOUT_TOOL",
+             "the nvtx package made its first NVTX call before import regionprof named regionprof's capture as "
+             "NVTX's tool, so its NVTX runs without a tool in this process: no nvtx.annotate, push_range or mark "
+             "range is recorded. Import regionprof before the first nvtx range, or start Python with "
+             f"NVTX_INJECTION64_PATH={extension}")]
+
+
 def _run_native(workload: Callable[[], Any], options: Dict[str, Any], caller: Dict[str, Any]) -> Profile:
     """The one call into the native session (profile() and regionprof.torch.profile()): ``options``, the
     user's keyword options (checked natively, messages naming the keyword; output paths' directories
@@ -290,6 +314,7 @@ def _run_native(workload: Callable[[], Any], options: Dict[str, Any], caller: Di
     def call() -> None:
         workload()
 
+    caller = {**caller, "warnings": [*caller.get("warnings", ()), *_nvtx_package_warnings()]}
     native, trace = _native.profile(call, options, caller)
     return Profile(native, None if trace is None else Path(trace))
 
