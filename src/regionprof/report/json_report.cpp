@@ -242,6 +242,11 @@ json::object environment_object(const machine_environment& env) {
   if (env.load_average) {
     object["load_average"] = json::array{(*env.load_average)[0], (*env.load_average)[1], (*env.load_average)[2]};
   }
+  if (env.runs_load) {
+    object["runs_load"] = json::object{{"samples", env.runs_load->samples},
+                                       {"above_cpu_count", env.runs_load->above_cpu_count},
+                                       {"max_runnable", env.runs_load->max_runnable}};
+  }
   if (env.memory_total_bytes) object["memory_total_bytes"] = *env.memory_total_bytes;
   if (env.memory_available_bytes) object["memory_available_bytes"] = *env.memory_available_bytes;
   if (!env.cpu_governor.empty()) object["cpu_governor"] = sv(env.cpu_governor);

@@ -76,6 +76,10 @@ void machine_line(std::string& out, const machine_environment& env) {
   if (!env.cpu_model.empty()) add(clean(env.cpu_model));
   if (env.cpu_count != 0) add(std::to_string(env.cpu_count) + " CPUs");
   if (env.load_average) add("load " + fixed((*env.load_average)[0], 2) + " at start");
+  if (env.runs_load && env.cpu_count != 0) {
+    add(std::to_string(env.runs_load->above_cpu_count) + " of " + std::to_string(env.runs_load->samples) +
+        " load samples through the runs above the CPU count");
+  }
   if (env.memory_available_bytes && env.memory_total_bytes) {
     add(fixed(static_cast<double>(*env.memory_available_bytes) / (1u << 30), 1) + " of " +
         fixed(static_cast<double>(*env.memory_total_bytes) / (1u << 30), 1) + " GiB available");

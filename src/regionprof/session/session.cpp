@@ -222,6 +222,12 @@ std::int64_t session::timed_run(const std::function<void()>& body) {
   if (d != nullptr) d->synchronize();
   const std::int64_t end = clock_();
   spans_.push_back({start, end});
+  // The machine's load through the runs: at a run's end, outside its time, at most every 100 ms.
+  if (!last_load_sample_ns_) last_load_sample_ns_ = start;
+  if (end - *last_load_sample_ns_ >= load_sample_interval_ns) {
+    machine_.sample();
+    last_load_sample_ns_ = end;
+  }
   if (warmup) return end - start;
   measured_wall_ns_.push_back(end - start);
   if (stopper_) stopped_ = stopper_->add_run(end - start, end - measuring_since_);
