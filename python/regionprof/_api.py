@@ -98,7 +98,8 @@ class Profile:
 
         ``table``: ``"regions"`` (one row per run and region: ``run_index``, ``region_id``, ``calls``,
         ``cpu_time_us``, ``device_time_us``, the fractions), ``"summary"`` (``region_summary``, one row per
-        region, statistics flattened as ``cpu_time_us_median``), ``"runs"`` (one row per run: timing and
+        region, statistics flattened as ``cpu_time_us_median``, then ``(residual)`` and ``(run total)`` rows
+        from ``run_summary``, as in the Markdown summary), ``"runs"`` (one row per run: timing and
         residual), ``"tree"`` (one row per run and region-tree node, ``path`` joined by ``" > "``) or
         ``"key_averages"`` (one row per view and event). A job report's tables have a ``rank`` column
         first, one block of rows per rank.
@@ -155,7 +156,16 @@ def _regions_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _summary_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return [_flat_row({}, entry) for entry in data.get("region_summary", [])]
+    rows = [_flat_row({}, entry) for entry in data.get("region_summary", [])]
+    totals = data.get("run_summary", {})
+    if not totals:
+        return rows
+    # The Markdown summary's last two rows: what no region owned, and the run totals (run_summary).
+    for name, prefix in (("(residual)", "residual_"), ("(run total)", "")):
+        domains = {f"{domain}_time_us": totals[f"{prefix}{domain}_time_us"] for domain in ("cpu", "device")
+                   if f"{prefix}{domain}_time_us" in totals}
+        rows.append(_flat_row({"region_id": name, "runs_present": totals.get("runs")}, domains))
+    return rows
 
 
 def _runs_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -119,7 +119,7 @@ def test_to_pandas_tables(saved: tuple) -> None:
     first = p.data["runs"][0]["regions"][0]
     assert regions.iloc[0]["cpu_time_us"] == first["cpu_time_us"]
     summary = q.to_pandas("summary")
-    assert len(summary) == 2 and "cpu_time_us_median" in summary.columns
+    assert len(summary) == 4 and "cpu_time_us_median" in summary.columns
     runs = q.to_pandas("runs")
     assert list(runs["run_index"]) == [0, 1, 2] and "cpu_time_us" in runs.columns
     assert "residual_cpu_time_us" in runs.columns
@@ -129,6 +129,26 @@ def test_to_pandas_tables(saved: tuple) -> None:
     assert "regionprof.profiled_run" in set(keys["key"])
     with pytest.raises(ValueError, match="table must be one of"):
         q.to_pandas("nope")
+
+
+def test_to_pandas_summary_ends_with_the_residual_and_run_total_rows_of_the_markdown(saved: tuple) -> None:
+    pytest.importorskip("pandas")
+    p, _ = saved
+    summary = p.to_pandas("summary").set_index("region_id")
+    assert list(summary.index) == ["region:parse", "region:decode", "(residual)", "(run total)"]
+    assert list(summary.loc[["(residual)", "(run total)"], "runs_present"]) == [3, 3]
+    # By hand from the runs: the median, min, max and mean of three values, and the MAD about the median.
+    for row, values in (("(residual)", [r["residual"]["cpu_time_us"] for r in p.data["runs"]]),
+                        ("(run total)", [r["timing"]["cpu_time_us"] for r in p.data["runs"]])):
+        low, middle, high = sorted(values)
+        assert summary.loc[row, "cpu_time_us_median"] == pytest.approx(middle, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_min"] == pytest.approx(low, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_max"] == pytest.approx(high, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_mean"] == pytest.approx((low + middle + high) / 3, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_mad"] == pytest.approx(min(middle - low, high - middle), abs=1e-9)
+        markdown_row = next(line for line in p.markdown().splitlines() if line.startswith(f"| {row} "))
+        assert f" {middle:.3f} |" in markdown_row
+    assert "device_time_us_median" not in summary.columns  # CPU only: no device column
 
 
 def test_to_pandas_without_pandas_says_what_to_install(saved: tuple, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -198,6 +198,8 @@ json::object run_summary_object(const analysis_result& result) {
   if (summary->device) object["device_time_us"] = stats_object(*summary->device);
   if (summary->device_busy) object["device_busy_us"] = stats_object(*summary->device_busy);
   if (summary->device_span) object["device_span_us"] = stats_object(*summary->device_span);
+  object["residual_cpu_time_us"] = stats_object(summary->residual_cpu);
+  if (summary->residual_device) object["residual_device_time_us"] = stats_object(*summary->residual_device);
   return object;
 }
 
