@@ -84,12 +84,15 @@ class Profile:
         return _pythonic(self._native.html_fragment(_fragment_id()))
 
     def write_json(self, path: StrPath) -> Path:
-        """Writes the JSON report to ``path``; returns the resolved path. Raises RuntimeError naming it."""
+        """Writes the JSON report to ``path``; returns the resolved path. Raises OSError naming it when it
+        cannot be written (FileNotFoundError for a missing directory, IsADirectoryError,
+        PermissionError, ...)."""
         self._native.write_json(os.fspath(_check_path("path", path)))
         return Path(path).resolve()
 
     def write_trace(self, path: StrPath) -> Path:
-        """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path``; returns the resolved path."""
+        """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path``; returns the resolved path.
+        Raises OSError naming it when it cannot be written."""
         self._native.write_trace(os.fspath(_check_path("path", path)))
         return Path(path).resolve()
 
@@ -380,16 +383,19 @@ def analyze(trace: StrPath, **options: "Unpack[AnalyzeOptions]") -> Profile:
     prefixes). ``warmup_runs``: the first runs found are warm-ups and are left out (a trace of
     :func:`profile` holds its internal warm-up run first: ``warmup_runs=1`` reads it back to the
     profile's runs). Raises TypeError / ValueError naming the keyword for a bad option (a bad rule: the
-    C++ message), and :class:`regionprof.TraceError` (a ValueError) naming the file for a trace that
-    cannot be read.
+    C++ message), OSError naming the file for one that cannot be opened (FileNotFoundError,
+    IsADirectoryError, PermissionError), and :class:`regionprof.TraceError` (a ValueError) naming the
+    file for a trace that cannot be read as one.
 
     ```
     p = regionprof.analyze("rank0.json.gz", run_marker=r"ProfilerStep#\\d+", regions=["## (.*) ##=phase"])
     print(p.markdown())
     ```
     """
-    trace = _check_path("trace", trace)
-    return Profile(_native.analyze(os.fspath(trace), dict(options)), None)
+    name = os.fspath(_check_path("trace", trace))
+    with open(name, "rb"):  # a file that cannot be opened is Python's own OSError, naming it
+        pass
+    return Profile(_native.analyze(name, dict(options)), None)
 
 
 class region(contextlib.ContextDecorator):

@@ -149,6 +149,19 @@ NB_MODULE(_native, m) {
   // interpreter, not leaked: no "leaked instances" lines at exit.
   nb::set_leak_warnings(false);
 
+  // A file regionprof could not write is an OSError (the errno's subclass: FileNotFoundError for a
+  // missing directory, IsADirectoryError, PermissionError, ...) whose message names the path.
+  nb::register_exception_translator([](const std::exception_ptr& thrown, void*) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const regionprof::output_error& e) {
+      if (e.error_number() == 0) {
+        PyErr_SetString(PyExc_OSError, e.what());
+      } else {
+        PyErr_SetObject(PyExc_OSError, nb::make_tuple(e.error_number(), e.what()).ptr());
+      }
+    }
+  });
   nb::exception<regionprof::import_error>(m, "TraceError", PyExc_ValueError);
   nb::exception<regionprof::profile_read_error>(m, "ProfileReadError", PyExc_ValueError);
 

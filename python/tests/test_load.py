@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,26 @@ def test_markdown_names_python_parameters_not_cli_flags(saved: tuple) -> None:
     many = regionprof.profile(step, warmup_runs=0, measured_runs=6)
     md = many.markdown()
     assert "--runs-detail" not in md and "markdown(runs_detail=N)" in md
+
+
+def test_file_errors_are_oserrors_naming_the_path(saved: tuple, tmp_path: Path) -> None:
+    p, _ = saved
+    job = regionprof.distributed.merge_texts([p.json()], ["r0.json"])
+    missing = tmp_path / "no_such_dir" / "out.json"
+    for write in (p.write_json, p.write_trace, job.write_json, job.write_trace):
+        with pytest.raises(FileNotFoundError,
+                           match=re.escape(f"'{missing}': directory '{missing.parent}' does not exist")):
+            write(missing)
+        with pytest.raises(IsADirectoryError, match=re.escape(f"'{tmp_path}': it is a directory")):
+            write(tmp_path)
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        regionprof.analyze(missing)
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        regionprof.analyze(tmp_path)
+    not_a_trace = tmp_path / "not_a_trace.json"
+    not_a_trace.write_text("not json")
+    with pytest.raises(regionprof.TraceError, match="not_a_trace.json"):  # opened, but not a trace: ValueError
+        regionprof.analyze(not_a_trace)
 
 
 def test_load_errors_name_the_file(tmp_path: Path) -> None:
