@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import itertools
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Deque, List, NoReturn, Optional, Sequence, Union
@@ -49,7 +50,10 @@ def _environment() -> dict:
 def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
     """Executes ``regionprof/bin/regionprof`` with ``argv`` (default: this process's arguments).
 
-    Never returns: the process becomes the command, whose exit status is this process's.
+    Never returns: the process becomes the command, whose exit status is this process's. The signals
+    Python ignores (SIGPIPE, SIGXFSZ) get their default action back first, since an ignored signal stays
+    ignored across exec: so a closed output pipe (``regionprof report p.json | head -1``) ends the command
+    by SIGPIPE, quietly, as it ends the C++ build's.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if not os.access(EXECUTABLE, os.X_OK):
@@ -60,6 +64,8 @@ def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
         sys.exit(1)
     sys.stdout.flush()
     sys.stderr.flush()
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(number, signal.SIG_DFL)
     os.execve(EXECUTABLE, [str(EXECUTABLE), *args], _environment())
 
 
