@@ -392,10 +392,8 @@ def analyze(trace: StrPath, **options: "Unpack[AnalyzeOptions]") -> Profile:
     print(p.markdown())
     ```
     """
-    name = os.fspath(_check_path("trace", trace))
-    with open(name, "rb"):  # a file that cannot be opened is Python's own OSError, naming it
-        pass
-    return Profile(_native.analyze(name, dict(options)), None)
+    trace = _check_path("trace", trace)
+    return Profile(_native.analyze(os.fspath(trace), dict(options)), None)
 
 
 class region(contextlib.ContextDecorator):

@@ -16,6 +16,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -133,6 +134,17 @@ nb::tuple run_profile(nb::callable workload, nb::dict given, nb::dict caller) {
 regionprof::Profile run_analyze(const std::string& path, nb::dict given) {
   const regionprof::profile_options options =
       regionprof::python::options_from_python("analyze", given, regionprof::options::command_defaults());
+  // A file that cannot be opened is an OSError naming it (a file that is no trace: TraceError, below).
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+    raise_os_error(EISDIR, "trace: cannot read " + path + ": " + std::strerror(EISDIR));
+  }
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0) {
+    const int error = errno;
+    raise_os_error(error, "trace: cannot read " + path + ": " + std::strerror(error));
+  } else {
+    ::close(fd);
+  }
   regionprof::trace imported;
   {
     nb::gil_scoped_release unlocked;  // the import reads and parses the file only
