@@ -258,6 +258,12 @@ std::int64_t session::end_timed_run() {
   const std::int64_t end = clock_();
   const bool warmup = next_run_is_warmup();
   spans_.push_back({start, end});
+  // The machine's load through the runs: at a run's end, outside its time, at most every 100 ms.
+  if (!last_load_sample_ns_) last_load_sample_ns_ = start;
+  if (end - *last_load_sample_ns_ >= load_sample_interval_ns) {
+    machine_.sample();
+    last_load_sample_ns_ = end;
+  }
   if (warmup) {
     warmup_in_spans_ = true;
     return end - start;

@@ -205,6 +205,7 @@ class session {
   std::vector<run_span> spans_;
   std::vector<std::int64_t> measured_wall_ns_;
   std::int64_t measuring_since_ = 0;
+  std::optional<std::int64_t> last_load_sample_ns_;  ///< when the load was last sampled (machine_probe::sample)
   bool timed_ = false;    ///< timed_run was called: the runs are timed
   bool warmup_in_spans_ = false;  ///< spans_ begins with the internal warm-up run
   std::int64_t run_start_ = 0;    ///< the open timed run's start (begin_timed_run)
