@@ -1,4 +1,4 @@
-// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-14).
+// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-19).
 #pragma once
 
 #include <cstddef>
@@ -192,6 +192,19 @@ struct key_average_view {
   std::vector<key_average_row> rows;
 };
 
+/// The ops one region owned over all measured runs (report `region_ops[k]`, docs/design.md, rule 19):
+/// the key averages (rule 10) of the CPU intervals and device ops it owns, or of those the runs'
+/// residual owns.
+struct region_op_rows {
+  /// `region` of the residual's entry: what no region owned.
+  static constexpr std::uint32_t residual = static_cast<std::uint32_t>(-1);
+  std::uint32_t region = residual;  ///< index into analysis_result::regions, or residual
+  /// Rows as rule 10 makes them, the region's own instances and nested regions left out; by total time
+  /// in the row's own domain (CPU rows: CPU total, CUDA rows: device total) descending, then key, then
+  /// CPU before CUDA; at most analysis_options::row_limit.
+  std::vector<key_average_row> rows;
+};
+
 /// Everything the reports show.
 struct analysis_result {
   bool has_device_data = false;
@@ -206,6 +219,10 @@ struct analysis_result {
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
   /// Rule 18: the declared work of the region aggregates that have some (region_aggregate::work).
   std::vector<declared_work> work;
+  /// Rule 19: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
+  bool has_region_ops = false;
+  /// Rule 19: one entry per `regions` entry, in its order, then the residual's when there are runs.
+  std::vector<region_op_rows> region_ops;
 };
 
 /// The work `aggregate` (a region of one of `result`'s runs) declared (rule 18), or nullptr.
