@@ -123,8 +123,7 @@ void compare_with_reference(const trace& t, std::size_t skip_runs) {
             BOOST_TEST(*row.self_device_time_ns == figures->second.self_device);
             BOOST_TEST(*row.device_time_total_ns == figures->second.total_device);
           }
-          const std::int64_t total =
-              row.type == device_type::cpu ? row.cpu_time_total_ns : row.device_time_total_ns.value_or(0);
+          const std::int64_t total = own_domain_total_ns(row);
           BOOST_TEST(total <= previous);
           previous = total;
         }

@@ -54,7 +54,8 @@ constexpr device_type cuda = device_type::cuda;
 /// The entry of `owner` (a region id, or "(residual)"), or nullptr.
 const region_op_rows* ops_of(const analysis_result& result, const std::string& owner) {
   for (const region_op_rows& entry : result.region_ops) {
-    const std::string id = entry.region == region_op_rows::residual ? "(residual)" : result.regions.at(entry.region).id;
+    const std::string id = entry.region == region_op_rows::residual ? std::string(region_op_rows::residual_id)
+                                                                     : result.regions.at(entry.region).id;
     if (id == owner) return &entry;
   }
   return nullptr;
@@ -85,7 +86,8 @@ void check_rows(const analysis_result& result, const std::string& owner, const s
 std::vector<std::string> owners(const analysis_result& result) {
   std::vector<std::string> out;
   for (const region_op_rows& entry : result.region_ops) {
-    out.push_back(entry.region == region_op_rows::residual ? "(residual)" : result.regions.at(entry.region).id);
+    out.push_back(entry.region == region_op_rows::residual ? std::string(region_op_rows::residual_id)
+                                                           : result.regions.at(entry.region).id);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Views of saved profiles: a profile read back renders the same Markdown, the HTML page is self-contained,
-// the terminal table colours only on request.
+// the terminal table colours only on request and lists each region's first ops.
 #include <string>
 
 #include <boost/test/unit_test.hpp>
@@ -115,6 +115,33 @@ BOOST_AUTO_TEST_CASE(terminal_table_colours_only_on_request) {
   for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
     BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
   }
+}
+
+// docs/design.md, rule 19: after the regions, each region's first 5 ops (type, total us in the row's own
+// domain, count, name), how many more, and the residual's; nothing without region ops.
+BOOST_AUTO_TEST_CASE(terminal_table_lists_each_regions_first_ops) {
+  const std::string plain =
+      to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result_with_ops()), false);
+  BOOST_TEST_MESSAGE(plain);
+  const std::size_t ops = plain.find("\nops per region: the first 5, by total us in the row's own domain (CPU or device)\n");
+  BOOST_TEST_REQUIRE(ops != std::string::npos);
+  BOOST_TEST(ops > plain.find("(run total)"));
+  BOOST_TEST(contains(plain, "\naot_module:encoder\n"
+                             "  CPU          300.000        4x  aten::mm\n"
+                             "  CUDA         200.000        6x  gemm_kernel\n"
+                             "  CPU           80.000        8x  cudaLaunchKernel\n"
+                             "  CUDA          50.000        2x  Memcpy HtoD\n"
+                             "  CPU            3.000        2x  aten::add\n"
+                             "  ... 1 more\n"
+                             "untuned_module:head\n"
+                             "  (no ops)\n"
+                             "(residual)\n"
+                             "  CPU            0.500        1x  cudaDeviceSynchronize\n"));
+  for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
+    BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
+  }
+  BOOST_TEST(!contains(to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result()), false),
+                       "ops per region"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

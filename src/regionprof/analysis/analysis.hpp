@@ -185,6 +185,12 @@ struct key_average_row {
   std::optional<std::int64_t> device_time_total_ns;  ///< present iff device data
 };
 
+/// A row's total time in its own domain, ns: total CPU time of a `CPU` row, total device time of a
+/// `CUDA` row (the order of region_op_rows::rows, docs/design.md, rule 19).
+inline std::int64_t own_domain_total_ns(const key_average_row& row) noexcept {
+  return row.type == device_type::cpu ? row.cpu_time_total_ns : row.device_time_total_ns.value_or(0);
+}
+
 /// One sorted, row-limited view of the key averages.
 struct key_average_view {
   std::string sort_by;  ///< "cpu_time_total" or "device_time_total"
@@ -198,6 +204,8 @@ struct key_average_view {
 struct region_op_rows {
   /// `region` of the residual's entry: what no region owned.
   static constexpr std::uint32_t residual = static_cast<std::uint32_t>(-1);
+  /// The residual's entry's `region_id` in the report (a region id always holds a ':', rule 11).
+  static constexpr std::string_view residual_id = "(residual)";
   std::uint32_t region = residual;  ///< index into analysis_result::regions, or residual
   /// Rows as rule 10 makes them, the region's own instances and nested regions left out; by total time
   /// in the row's own domain (CPU rows: CPU total, CUDA rows: device total) descending, then key, then

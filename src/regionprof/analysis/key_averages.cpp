@@ -12,11 +12,6 @@ namespace regionprof::detail::attribution {
 
 namespace {
 
-/// A row's total in its own domain: CPU total for a CPU row, device total for a CUDA row (rule 19).
-std::int64_t own_domain_total(const key_average_row& row) {
-  return row.type == device_type::cpu ? row.cpu_time_total_ns : row.device_time_total_ns.value_or(0);
-}
-
 /// At most `limit` of `rows`: descending by `metric`, then ascending by key, then CPU before CUDA.
 template <typename Metric>
 std::vector<key_average_row> first_rows(const std::vector<key_average_row>& rows, Metric metric, std::size_t limit) {
@@ -160,7 +155,7 @@ void engine::add_region_ops(analysis_result& result, const std::vector<std::uint
                          ? cpu_row(op.name, s.count, s.self_cpu, s.total_cpu, s.self_device, s.total_device)
                          : device_row(op.name, s.count, s.total_device));
     }
-    return region_op_rows{region, first_rows(rows, own_domain_total, options_.row_limit)};
+    return region_op_rows{region, first_rows(rows, own_domain_total_ns, options_.row_limit)};
   };
   std::vector<std::uint32_t> owner_of(result.regions.size());
   for (std::uint32_t owner = 0; owner < result_index.size(); ++owner) {

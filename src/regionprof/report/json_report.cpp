@@ -141,19 +141,22 @@ json::object run_object(const run_result& run, const analysis_result& result,
   return entry;
 }
 
+/// A key-average row (rule 10), in a view's `events` or a region's ops (rule 19).
+json::object key_average_row_object(const key_average_row& row) {
+  json::object entry;
+  entry["key"] = sv(row.key);
+  entry["device_type"] = sv(to_string(row.type));
+  entry["count"] = row.count;
+  entry["self_cpu_time_total_us"] = ns_to_us(row.self_cpu_time_ns);
+  entry["cpu_time_total_us"] = ns_to_us(row.cpu_time_total_ns);
+  if (row.self_device_time_ns) entry["self_device_time_total_us"] = ns_to_us(*row.self_device_time_ns);
+  if (row.device_time_total_ns) entry["device_time_total_us"] = ns_to_us(*row.device_time_total_ns);
+  return entry;
+}
+
 json::object key_average_view_object(const key_average_view& view) {
   json::array rows;
-  for (const key_average_row& row : view.rows) {
-    json::object entry;
-    entry["key"] = sv(row.key);
-    entry["device_type"] = sv(to_string(row.type));
-    entry["count"] = row.count;
-    entry["self_cpu_time_total_us"] = ns_to_us(row.self_cpu_time_ns);
-    entry["cpu_time_total_us"] = ns_to_us(row.cpu_time_total_ns);
-    if (row.self_device_time_ns) entry["self_device_time_total_us"] = ns_to_us(*row.self_device_time_ns);
-    if (row.device_time_total_ns) entry["device_time_total_us"] = ns_to_us(*row.device_time_total_ns);
-    rows.push_back(std::move(entry));
-  }
+  for (const key_average_row& row : view.rows) rows.push_back(key_average_row_object(row));
   json::object object;
   object["sort_by"] = sv(view.sort_by);
   object["row_limit"] = view.row_limit;
@@ -171,6 +174,16 @@ json::object profiler_object(const analysis_result& result) {
   profiler["activities"] = std::move(activities);
   profiler["key_averages"] = std::move(key_averages);
   return profiler;
+}
+
+/// `region_ops[k]` (rule 19): `{"region_id", "rows"}`.
+json::object region_ops_object(const analysis_result& result, const region_op_rows& entry) {
+  json::array rows;
+  for (const key_average_row& row : entry.rows) rows.push_back(key_average_row_object(row));
+  json::object object;
+  object["region_id"] = sv(report_detail::region_ops_owner(result, entry));
+  object["rows"] = std::move(rows);
+  return object;
 }
 
 /// `{mean, min, max, median, stddev, mad[, cv]}` in us from statistics in ns (cv is unitless, absent
@@ -324,6 +337,11 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.end_array();
   report.member("run_summary", run_summary_object(result));
   if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
+  if (result.has_region_ops) {  // rule 19: one entry at a time, as the runs
+    report.begin_array("region_ops");
+    for (const region_op_rows& entry : result.region_ops) report.element(region_ops_object(result, entry));
+    report.end_array();
+  }
   if (context.stopping) report.member("stopping", stopping_object(*context.stopping));  // rule 16
   if (context.environment) report.member("environment", environment_object(*context.environment));
   report.finish();
