@@ -197,7 +197,7 @@ def test_torch_emit_nvtx_ranges_need_no_torch_profiler() -> None:
 
 
 def test_nvtx_ranges_inside_a_region_are_its_ops() -> None:
-    """docs/design.md, rule 19: ranges no rule matches are ops of the topmost region around them, keyed by
+    """docs/design.md, rule 20: ranges no rule matches are ops of the topmost region around them, keyed by
     their whole name as the key averages key them (torch's emit_nvtx ranges carry ', seq = N'); a nested
     region is no op; a range between regions is the residual's."""
     def step() -> None:
@@ -293,7 +293,7 @@ def test_analyze_real_torch_profiler_trace(tmp_path: Path) -> None:
 
 
 def test_analyze_real_torch_profiler_trace_ops_per_region(tmp_path: Path) -> None:
-    """docs/design.md, rule 19, on a trace torch.profiler wrote: the aten operators inside the
+    """docs/design.md, rule 20, on a trace torch.profiler wrote: the aten operators inside the
     record_function region are its ops, read back from the saved profile the same."""
     trace = tmp_path / "trace.json"
     _torch_profiler_trace(trace)

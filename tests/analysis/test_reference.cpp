@@ -97,7 +97,7 @@ void compare_with_reference(const trace& t, std::size_t skip_runs) {
       }
     }
   }
-  // Rule 19: every owner's rows, by total time in the row's own domain.
+  // Rule 20: every owner's rows, by total time in the row's own domain.
   BOOST_TEST(got.region_ops.size() == got.regions.size() + (got.runs.empty() ? 0 : 1));
   std::size_t owners = 0;
   for (const region_op_rows& entry : got.region_ops) {

@@ -1,4 +1,4 @@
-// Rule 19 (ops per region) on hand-built traces; the random traces of test_reference.cpp check it against
+// Rule 20 (ops per region) on hand-built traces; the random traces of test_reference.cpp check it against
 // the naive reference.
 //
 // The "key_averages" test trace (drawn in test_key_averages.cpp): region L in run 0 owns aten::linear
@@ -274,7 +274,7 @@ BOOST_AUTO_TEST_CASE(owners_split_the_key_averages_on_random_traces_with_cross_t
           BOOST_TEST(found->second.device_time_total_ns.value_or(0) == row.device_time_total_ns.value_or(0));
         }
       }
-      std::size_t summed_ops = 0;  // a nested marker is a row of its owner (rule 19) and merges with the runs' markers
+      std::size_t summed_ops = 0;  // a nested marker is a row of its owner (rule 20) and merges with the runs' markers
       for (const auto& [key, row] : summed) summed_ops += is_op(key.first) ? 1 : 0;
       BOOST_TEST(ops == summed_ops);
       std::vector<std::int64_t> region_device(r.regions.size(), 0);

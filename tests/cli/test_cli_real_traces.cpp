@@ -1,6 +1,6 @@
 // `regionprof analyze` on the real torch.profiler traces of REGIONPROF_TRACES_DIR (skipped, exit 77,
 // without it): run count, region ids and calls, CPU and device times per run, with and without
-// --cross-thread, and each region's ops (docs/design.md, rule 19; without --cross-thread), against the
+// --cross-thread, and each region's ops (docs/design.md, rule 20; without --cross-thread), against the
 // naive reference of tests/support/reference_attribution.hpp; first the engine, then the CLI's JSON.
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -61,8 +61,8 @@ analysis_options options_of(const scenario& s) {
   return options;
 }
 
-/// Rule 19: every owner's rows (all of them: row_limit lifted) are the reference's, for on-thread work
-/// (the reference's rule 19 leaves cross_thread out).
+/// Rule 20: every owner's rows (all of them: row_limit lifted) are the reference's, for on-thread work
+/// (the reference's rule 20 leaves cross_thread out).
 void check_region_ops(const trace& t, const scenario& s, const test::reference::result& want) {
   analysis_options options = options_of(s);
   options.row_limit = 1'000'000;

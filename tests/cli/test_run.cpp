@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(nested_nvtx_ranges_make_the_region_tree) {
   BOOST_TEST(profile.at("tree_summary").as_array().size() == 3u);
 }
 
-// docs/design.md, rule 19: with only `outer` a region, the `inner` ranges inside it are its ops (3 a
+// docs/design.md, rule 20: with only `outer` a region, the `inner` ranges inside it are its ops (3 a
 // run, the third inside the second: self time less than total), in the JSON and the Markdown report.
 BOOST_AUTO_TEST_CASE(nvtx_ranges_inside_a_region_are_its_ops) {
   cli_test::scratch_dir dir{"regionprof-run"};

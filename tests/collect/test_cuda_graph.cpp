@@ -237,7 +237,7 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replayed_kernels_go_to_the_region_that_captured_
   }
 }
 
-// docs/design.md, rule 19 with rule 15: a replayed kernel is an op of the region its device time goes
+// docs/design.md, rule 20 with rule 15: a replayed kernel is an op of the region its device time goes
 // to, the capturing one; the launch's CPU row stays with the launching region and keeps what it launched
 // (its device times go by launch, as the key averages'). By launch, every row is the launching region's.
 BOOST_AUTO_TEST_CASE(cuda_graph_replayed_kernels_are_ops_of_the_region_that_captured_them) {

@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(device_time_goes_to_the_region_that_launched_it) {
   }
 }
 
-// docs/design.md, rule 19: each region's ops are its API calls and the kernels, copies and memsets they
+// docs/design.md, rule 20: each region's ops are its API calls and the kernels, copies and memsets they
 // launched (by correlation, whenever they ran), over both runs; a launch outside every region is the
 // residual's. By total in the row's own domain, ties by key (ns):
 //   layer:0     late() 4000, layer0() 1000, Memcpy HtoD 200, cudaLaunchKernel 2 x 100 (launched 5000),

@@ -271,7 +271,7 @@ BOOST_AUTO_TEST_CASE(cpu_only_profile_says_why) {
 // Rule 18 through the real capture (CPU only): two instances of a region per run declare 4096 + 1024
 // bytes and 3 items; the report's cpu_bytes_per_second is 5120 B over the region's CPU time in that run,
 // as the report itself gives it, and the items likewise. The nested range's work (bytes 7) stays its own.
-// docs/design.md, rule 19, through the capture: NVTX ranges no rule matches are the ops of the topmost
+// docs/design.md, rule 20, through the capture: NVTX ranges no rule matches are the ops of the topmost
 // region around them, keyed by their whole name as the key averages key them (torch's emit_nvtx ranges
 // carry ', seq = N'); a nested region is no op, its ranges are the topmost region's; a range between
 // regions is the residual's.

@@ -1,6 +1,6 @@
 // The Kineto importer across torch.profiler vintages: one scenario in the layouts of PyTorch 1.8, 1.9
 // and 2.x (tests/data/import/torch*_layout.json) gives the same trace facts, the same attribution and
-// the same ops per region (rule 19); a ROCm (HIP) trace reads as a CUDA one; what makes a trace
+// the same ops per region (rule 20); a ROCm (HIP) trace reads as a CUDA one; what makes a trace
 // CPU-only; a real CPU-only trace of torch 2.15 (tests/data/torch2_cpu_only.json, from
 // tests/data/make_torch2_cpu_only.py).
 #include <algorithm>
@@ -129,7 +129,7 @@ struct op_expectation {
   std::int64_t self_cpu_ns, total_cpu_ns, self_device_ns, total_device_ns;
 };
 
-// docs/design.md, rule 19, hand-computed from the same scenario, both runs together (us):
+// docs/design.md, rule 20, hand-computed from the same scenario, both runs together (us):
 // forward: aten::linear [1020, 1170] holds launch 101 [1030, 1040] (gemm 50) and memset call 102
 //   [1050, 1055] (memset 4): self 150 - 10 - 5 = 135, device 54; run 1's launch 104 [1520, 1528] (gemm 40).
 // backward: memcpy call 103 [1230, 1250] (memcpy 30). Residual: launch 105 [1700, 1706] (relu 20).

@@ -366,7 +366,7 @@ BOOST_AUTO_TEST_CASE(bad_region_index_is_a_clear_error) {
   BOOST_CHECK_THROW(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result)), std::invalid_argument);
 }
 
-// docs/design.md, rule 19: `region_ops` last, one entry per region and the residual's, rows as the key
+// docs/design.md, rule 20: `region_ops` last, one entry per region and the residual's, rows as the key
 // averages' in the analysis's order; absent for a result without them (a profile saved before them).
 BOOST_AUTO_TEST_CASE(region_ops_entries_and_rows) {
   const json::object report = report_of(device_result_with_ops());

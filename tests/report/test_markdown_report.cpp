@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
                        "to 8 MiB\n") != std::string::npos);
 }
 
-// docs/design.md, rule 19: after the region tree, before the key averages: each region's first 5 rows,
+// docs/design.md, rule 20: after the region tree, before the key averages: each region's first 5 rows,
 // how many more the JSON report holds, "No ops." for a region without any, then the residual's.
 BOOST_AUTO_TEST_CASE(ops_per_region_show_the_first_five_rows_of_each_region) {
   const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), device_result_with_ops()));

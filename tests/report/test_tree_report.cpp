@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(runs_carry_their_tree_depth_first) {
   BOOST_TEST(num(tree[1].at("self_device_time_us")) == 0.005);
   BOOST_TEST(runs[1].at("tree").as_array().size() == 1u);
   // The top level: tree_summary after region_summary and run_summary, the other additions; then
-  // region_ops (rule 19).
+  // region_ops (rule 20).
   const std::vector<std::string> top = keys(report);
   BOOST_TEST_REQUIRE(top.size() >= 4u);
   BOOST_TEST(top[top.size() - 4] == "region_summary");

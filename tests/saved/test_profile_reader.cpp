@@ -392,7 +392,7 @@ BOOST_AUTO_TEST_CASE(each_wrong_key_is_named_by_its_path) {
               "p.json: created_at: expected a string, found an integer");
 }
 
-// docs/design.md, rule 19: `region_ops` reads back entry for entry (the residual's by its id) and writes
+// docs/design.md, rule 20: `region_ops` reads back entry for entry (the residual's by its id) and writes
 // the same text; a profile saved without it has none and writes none; a region_id that is neither a
 // region of `regions` nor the residual is an error naming the key.
 BOOST_AUTO_TEST_CASE(region_ops_read_back_and_name_their_regions) {

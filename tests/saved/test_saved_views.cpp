@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(terminal_table_colours_only_on_request) {
   }
 }
 
-// docs/design.md, rule 19: after the regions, each region's first 5 ops (type, total us in the row's own
+// docs/design.md, rule 20: after the regions, each region's first 5 ops (type, total us in the row's own
 // domain, count, name), how many more, and the residual's; nothing without region ops.
 BOOST_AUTO_TEST_CASE(terminal_table_lists_each_regions_first_ops) {
   const std::string plain =

@@ -219,7 +219,7 @@ result attribute(const trace& t, const rules& r) {
     node.cpu_ns += end[i] - iv[i].start_ns;
   }
 
-  // Rule 19: who owns an on-thread interval's op rows: its owning region's id, or the residual.
+  // Rule 20: who owns an on-thread interval's op rows: its owning region's id, or the residual.
   auto owner_of = [&](std::size_t i) {
     const std::int64_t found = owning_region(i);
     return found == none ? std::string(residual_owner) : *region[static_cast<std::size_t>(found)];
@@ -331,7 +331,7 @@ result attribute(const trace& t, const rules& r) {
     run.residual_device_ns = std::max<std::int64_t>(0, run.device_ns - device);
   }
 
-  // Rule 10 over the on-thread intervals of each run; rule 19 the same per owner, for every interval but
+  // Rule 10 over the on-thread intervals of each run; rule 20 the same per owner, for every interval but
   // the run's marker and the region instances.
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t run = on_thread_run(i);

@@ -89,7 +89,7 @@ inline regionprof::analysis_result cpu_only_result() {
   return result;
 }
 
-/// device_result() with its ops per region (docs/design.md, rule 19), in the analysis's order:
+/// device_result() with its ops per region (docs/design.md, rule 20), in the analysis's order:
 ///   aot_module:encoder  6 rows (the views show 5): aten::mm CPU 300 us, gemm_kernel CUDA 200 us,
 ///                       cudaLaunchKernel CPU 80 us, Memcpy HtoD CUDA 50 us, aten::add 3 us, aten::relu 1 us
 ///   untuned_module:head none

@@ -308,7 +308,7 @@ BOOST_AUTO_TEST_CASE(every_level_marks_nested_modules_and_the_analysis_keeps_the
   }
 }
 
-// docs/design.md, rule 19: the adapter emits module regions only (its RecordFunction callback closes the
+// docs/design.md, rule 20: the adapter emits module regions only (its RecordFunction callback closes the
 // regions a throwing TorchScript call left open and records nothing), so a LibTorch profile has an ops
 // entry per module region and the residual's, none holding an aten operator, and a nested module is no
 // op of its parent: the ops are the NVTX ranges and CUDA work inside the modules, which this model has not.

@@ -1,4 +1,4 @@
-// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-19).
+// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-15, 18 and 20).
 #pragma once
 
 #include <cstddef>
@@ -186,7 +186,7 @@ struct key_average_row {
 };
 
 /// A row's total time in its own domain, ns: total CPU time of a `CPU` row, total device time of a
-/// `CUDA` row (the order of region_op_rows::rows, docs/design.md, rule 19).
+/// `CUDA` row (the order of region_op_rows::rows, docs/design.md, rule 20).
 inline std::int64_t own_domain_total_ns(const key_average_row& row) noexcept {
   return row.type == device_type::cpu ? row.cpu_time_total_ns : row.device_time_total_ns.value_or(0);
 }
@@ -198,7 +198,7 @@ struct key_average_view {
   std::vector<key_average_row> rows;
 };
 
-/// The ops one region owned over all measured runs (report `region_ops[k]`, docs/design.md, rule 19):
+/// The ops one region owned over all measured runs (report `region_ops[k]`, docs/design.md, rule 20):
 /// the key averages (rule 10) of the CPU intervals and device ops it owns, or of those the runs'
 /// residual owns.
 struct region_op_rows {
@@ -227,9 +227,9 @@ struct analysis_result {
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
   /// Rule 18: the declared work of the region aggregates that have some (region_aggregate::work).
   std::vector<declared_work> work;
-  /// Rule 19: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
+  /// Rule 20: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
   bool has_region_ops = false;
-  /// Rule 19: one entry per `regions` entry, in its order, then the residual's when there are runs.
+  /// Rule 20: one entry per `regions` entry, in its order, then the residual's when there are runs.
   std::vector<region_op_rows> region_ops;
 };
 

@@ -1,4 +1,4 @@
-// The attribution engine's shared state: docs/design.md, rules 1-19.
+// The attribution engine's shared state: docs/design.md, rules 1-15, 18 and 20.
 //
 // Passes (n intervals, m device ops; every pass is linear, none allocates per event):
 //   1. classify names (name_classifier, once per distinct name and domain), find the threads that hold
@@ -7,10 +7,10 @@
 //   3. sum each launch's device time by correlation slot (needed by the key averages' subtree totals),
 //      count uncorrelated ops and clock anomalies (device_ops.cpp);
 //   4. walk each thread once with a stack (rule 1), marker threads first: run ownership (2, 9), topmost
-//      regions (3-5), key averages (10: each op's under its owner, rule 19) and each launch's owner (run,
+//      regions (3-5), key averages (10: each op's under its owner, rule 20) and each launch's owner (run,
 //      region) per correlation slot (thread_walk.cpp);
 //      and, with analysis_options::region_tree, each region instance's tree node (rule 14);
-//   5. give each device op to its launch's owner (6) and its row among that owner's ops (19), union and
+//   5. give each device op to its launch's owner (6) and its row among that owner's ops (20), union and
 //      span per run (device_ops.cpp), then assemble the result (assemble.cpp, key_averages.cpp: the
 //      key averages and the ops per region, warnings.cpp).
 // Per-event state: the per-thread order (4 B per interval), the stack (depth only), and per correlation
@@ -19,7 +19,7 @@
 // one, plus a marker_span (32 B) and its prefix maximum (8 B) when other threads may need rule 9's lookup. The region tree adds per
 // (run, path) node one tree_stats (56 B) and its run's path -> node entry (12 B in a table at most half
 // full), per distinct path 16 B (at most region_tree_max_nodes nodes), nothing per plain event; with
-// cross_thread, one region_instance per nested region instance too. Ops per region (rule 19): 48 B per
+// cross_thread, one region_instance per nested region instance too. Ops per region (rule 20): 48 B per
 // distinct (owner, name, type) and its table entry, 32 B per name for the two-entry caches.
 #pragma once
 
@@ -100,7 +100,7 @@ struct cpu_key_stats {
 };
 
 /// Key averages of one name on the CPU or the device within one owner: a region (classifier region
-/// index) or the runs' residual (rule 19). CUDA entries keep only count and total_device.
+/// index) or the runs' residual (rule 20). CUDA entries keep only count and total_device.
 struct region_op_stats {
   std::uint32_t owner = 0;  ///< classifier region index, or engine::residual_owner()
   name_id name = 0;
@@ -363,7 +363,7 @@ class engine {
   bool capture_owner(std::uint32_t op, run_index run, aggregate_index& owner, tree_node_index& node);
   // device_split.cpp
   void add_device_figures(analysis_result& result) const;
-  // key_averages.cpp: ops per region (rule 19)
+  // key_averages.cpp: ops per region (rule 20)
   /// The owner of the residual: one past the classifier's regions.
   std::uint32_t residual_owner() const noexcept { return static_cast<std::uint32_t>(classes_.regions().size()); }
   /// `owner`'s entry for (name, type), created when new: a two-entry cache per name, then a table.
@@ -438,7 +438,7 @@ class engine {
   /// region_ops_, summed over their owners when the key averages are assembled.
   std::vector<cpu_key_stats> cpu_keys_;
 
-  // Ops per region (rule 19): per (owner, name, type) one entry; per name the entry used last on the CPU
+  // Ops per region (rule 20): per (owner, name, type) one entry; per name the entry used last on the CPU
   // and on the device, and (owner, name) -> entry per type.
   index_vector<region_op_index, region_op_stats> region_ops_;
   std::vector<op_cache_entry> last_cpu_op_;

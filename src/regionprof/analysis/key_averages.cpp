@@ -1,5 +1,5 @@
 // Key averages (docs/design.md, rule 10): one row per (name, device type) seen in a run, two sorted views;
-// and the same rows per region that owns them (rule 19).
+// and the same rows per region that owns them (rule 20).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -59,7 +59,7 @@ key_average_row engine::device_row(name_id name, std::uint64_t count, std::int64
   return row;
 }
 
-// The ops' figures are kept per owner (rule 19) and summed here over the owners; the other intervals'
+// The ops' figures are kept per owner (rule 20) and summed here over the owners; the other intervals'
 // (run markers, region instances) are cpu_keys_'s.
 void engine::add_key_averages(analysis_result& result) {
   std::vector<region_op_index> device_ops;
@@ -137,7 +137,7 @@ region_op_index engine::region_op_lookup(op_cache_entry& last, std::uint32_t own
 }
 
 // One entry per reported region (result.regions order), then the residual's when there are runs; each
-// owner's rows as the key averages make them, cut as rule 19 says.
+// owner's rows as the key averages make them, cut as rule 20 says.
 void engine::add_region_ops(analysis_result& result, const std::vector<std::uint32_t>& result_index) const {
   result.has_region_ops = true;
   const std::uint32_t residual = residual_owner();

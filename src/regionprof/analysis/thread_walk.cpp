@@ -1,7 +1,7 @@
 // One walk per thread with a stack (docs/design.md, rule 1): run ownership (rules 2, 9), topmost regions
 // (rules 3-5), CPU key averages (rule 10), each launch's owner (run, aggregate) per correlation slot,
 // each region instance's node of the region tree (rule 14), and each op's row among its region's ops
-// (rule 19).
+// (rule 20).
 // Nothing allocates per plain event: the stack keeps its capacity across threads; only markers, new
 // aggregates, region instances, pending slots and the first overlap's message append.
 #include <algorithm>
@@ -26,8 +26,8 @@ struct frame {
   tree_node_index node;       ///< the innermost region's tree node (rule 14), or none
   std::uint32_t instance = no_instance;  ///< the innermost region's entry in run_side::instances
   name_id key = no_key;       ///< name id
-  region_op_index op;         ///< its row among its owner's ops (rule 19), or none
-  std::uint32_t owner = 0;    ///< rule 19: the topmost region's classifier index, or engine::residual_owner()
+  region_op_index op;         ///< its row among its owner's ops (rule 20), or none
+  std::uint32_t owner = 0;    ///< rule 20: the topmost region's classifier index, or engine::residual_owner()
   ownership state = ownership::none;
   bool under_marker = false;  ///< this interval is a run marker or has one above it on this thread
 };
@@ -247,7 +247,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
     }
 
     if (owned(f.state)) {
-      // Rule 19: an op of the topmost region that owns it, or of the residual; the run's marker and
+      // Rule 20: an op of the topmost region that owns it, or of the residual; the run's marker and
       // region instances are no ops.
       if (cls < region_class && !run_marker) {
         f.op = region_op(f.owner, f.key, device_type::cpu);

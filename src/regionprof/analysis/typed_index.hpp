@@ -97,7 +97,7 @@ enum class no_tree_path : std::uint32_t {
 };
 using tree_path_index = typed_index<no_tree_path>;
 
-/// The states of a region op index (engine::region_ops_: one owner's stats of one name, rule 19).
+/// The states of a region op index (engine::region_ops_: one owner's stats of one name, rule 20).
 enum class no_region_op : std::uint32_t {
   none = first_state_value + 2,  ///< no row: not an op of a run (a run marker, a region instance, no run)
 };

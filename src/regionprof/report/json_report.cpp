@@ -141,7 +141,7 @@ json::object run_object(const run_result& run, const analysis_result& result,
   return entry;
 }
 
-/// A key-average row (rule 10), in a view's `events` or a region's ops (rule 19).
+/// A key-average row (rule 10), in a view's `events` or a region's ops (rule 20).
 json::object key_average_row_object(const key_average_row& row) {
   json::object entry;
   entry["key"] = sv(row.key);
@@ -176,7 +176,7 @@ json::object profiler_object(const analysis_result& result) {
   return profiler;
 }
 
-/// `region_ops[k]` (rule 19): `{"region_id", "rows"}`.
+/// `region_ops[k]` (rule 20): `{"region_id", "rows"}`.
 json::object region_ops_object(const analysis_result& result, const region_op_rows& entry) {
   json::array rows;
   for (const key_average_row& row : entry.rows) rows.push_back(key_average_row_object(row));
@@ -337,7 +337,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.end_array();
   report.member("run_summary", run_summary_object(result));
   if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
-  if (result.has_region_ops) {  // rule 19: one entry at a time, as the runs
+  if (result.has_region_ops) {  // rule 20: one entry at a time, as the runs
     report.begin_array("region_ops");
     for (const region_op_rows& entry : result.region_ops) report.element(region_ops_object(result, entry));
     report.end_array();

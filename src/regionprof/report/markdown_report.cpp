@@ -330,7 +330,7 @@ void attribution_section(std::string& out, const analysis_result& result, const 
   }
 }
 
-/// A table of key-average rows (rule 10: a view, or a region's ops, rule 19); device columns when some
+/// A table of key-average rows (rule 10: a view, or a region's ops, rule 20); device columns when some
 /// row has device figures.
 void key_average_rows_table(std::string& out, std::span<const key_average_row> key_rows) {
   const bool device = std::any_of(key_rows.begin(), key_rows.end(), [](const key_average_row& row) {
@@ -366,7 +366,7 @@ void key_average_view_section(std::string& out, const key_average_view& view, st
   key_average_rows_table(out, view.rows);
 }
 
-/// `## Ops per region` (rule 19): the first rows of each region's ops, then the residual's.
+/// `## Ops per region` (rule 20): the first rows of each region's ops, then the residual's.
 void region_ops_section(std::string& out, const analysis_result& result) {
   if (!result.has_region_ops || result.region_ops.empty()) return;
   constexpr std::size_t shown = report_detail::region_op_rows_shown;
@@ -418,7 +418,7 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
   attribution_section(out, result, markdown, peak);
   report_detail::append_tree_markdown(out, result);  // rule 14
   flush();
-  region_ops_section(out, result);  // rule 19
+  region_ops_section(out, result);  // rule 20
   flush();
   out += "## Key averages\n\n";
   key_average_view_section(out, result.cpu_time_total, "By total CPU time");

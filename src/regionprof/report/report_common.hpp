@@ -32,7 +32,7 @@ std::size_t measured_runs(const analysis_result& result, const report_context& c
 /// result.regions.
 void check_region_indices(const analysis_result& result);
 
-/// Rows of each region's ops the Markdown and terminal views show (docs/design.md, rule 19); the JSON
+/// Rows of each region's ops the Markdown and terminal views show (docs/design.md, rule 20); the JSON
 /// report and the HTML page hold all of them.
 inline constexpr std::size_t region_op_rows_shown = 5;
 

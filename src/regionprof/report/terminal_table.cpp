@@ -38,7 +38,7 @@ std::string bar(double share, std::size_t chars) {
   return out;
 }
 
-/// Each region's first ops (docs/design.md, rule 19): type, total time in the row's own domain, count, name.
+/// Each region's first ops (docs/design.md, rule 20): type, total time in the row's own domain, count, name.
 template <typename Paint>
 void append_region_ops(std::string& out, const analysis_result& result, const Paint& paint, std::size_t width) {
   if (!result.has_region_ops || result.region_ops.empty()) return;

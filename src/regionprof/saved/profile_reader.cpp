@@ -374,7 +374,7 @@ class reader {
     return view;
   }
 
-  /// A key-average row: a view's `events[i]`, or a region's `region_ops[k].rows[i]` (rule 19).
+  /// A key-average row: a view's `events[i]`, or a region's `region_ops[k].rows[i]` (rule 20).
   key_average_row key_average(const json::value& value, const json_location& at) const {
     const json::object& event = as_object(value, at);
     key_average_row row;
@@ -388,7 +388,7 @@ class reader {
     return row;
   }
 
-  /// `region_ops` (rule 19): each entry names a region of `regions`, or the residual.
+  /// `region_ops` (rule 20): each entry names a region of `regions`, or the residual.
   void region_ops(const json::array& entries, const json_location& at, analysis_result& result) const {
     result.has_region_ops = true;
     result.region_ops.reserve(entries.size());
