@@ -5,7 +5,9 @@ The native core (the NVTX capture, CUPTI, the analysis and the reports) is compi
 
 - :func:`regionprof.torch.profile` profiles a torch model, every module a region (a drop-in for
   AITune's ``runtime_profile``),
-- :func:`profile` profiles any callable, :func:`region` marks a region,
+- :func:`regionprof.torch.profiler` profiles the user's own training loop step by step (``p.step()``),
+  every module and its backward a region,
+- :func:`profile` profiles any callable, :func:`profiler` any loop, :func:`region` marks a region,
 - :func:`analyze` reads a torch.profiler trace,
 - :func:`run` profiles a program from outside (``regionprof run``) and reads its profiles back.
 
@@ -48,12 +50,14 @@ _point_nvtx_at_extension()
 from regionprof._native import TraceError  # noqa: E402
 from regionprof._api import JobProfile, Profile, analyze, load, profile, region  # noqa: E402
 from regionprof._command import run  # noqa: E402
+from regionprof._steps import profiler, schedule  # noqa: E402
 from regionprof.distributed import gather  # noqa: E402
 
 if TYPE_CHECKING:
     from regionprof import torch as torch
 
-__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "region", "run", "torch", "JobProfile", "gather"]
+__all__ = ["Profile", "TraceError", "analyze", "load", "profile", "profiler", "region", "run", "schedule", "torch",
+           "JobProfile", "gather"]
 from regionprof._native import __version__  # noqa: E402  (CMakeLists.txt's project VERSION)
 
 

@@ -25,7 +25,8 @@ ANNOTATIONS = {
 
 @functools.lru_cache(maxsize=None)
 def table(function: str) -> List[Dict[str, Any]]:
-    """The options of ``function`` ("profile", "analyze" or "run"), in declaration order."""
+    """The options of ``function`` ("profile", "analyze", "run" or "steps": regionprof.profiler), in
+    declaration order."""
     return list(_native.option_table(function))
 
 
@@ -76,8 +77,10 @@ def stub() -> str:
            "Regenerate: python -c 'import regionprof._keywords as k; print(k.stub(), end=\"\")' > _options.pyi\"\"\"",
            "", "import os", "from typing import Optional, Sequence, TypedDict, Union", "",
            'StrPath = Union[str, "os.PathLike[str]"]', ""]
-    for function, name in (("profile", "ProfileOptions"), ("analyze", "AnalyzeOptions"), ("run", "RunOptions")):
+    for function, name, who in (("profile", "ProfileOptions", "regionprof.profile"),
+                                ("analyze", "AnalyzeOptions", "regionprof.analyze"), ("run", "RunOptions", "regionprof.run"),
+                                ("steps", "StepOptions", "regionprof.profiler")):
         out += ["", f"class {name}(TypedDict, total=False):",
-                f'    """The keyword options of regionprof.{function}."""', ""]
+                f'    """The keyword options of {who}."""', ""]
         out += [f"    {entry['name']}: {ANNOTATIONS[entry['kind']]}" for entry in table(function)]
     return "\n".join(out) + "\n"

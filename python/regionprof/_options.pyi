@@ -49,3 +49,15 @@ class RunOptions(TypedDict, total=False):
     graph_attribution: str
     row_limit: int
     warmup_runs: int
+
+class StepOptions(TypedDict, total=False):
+    """The keyword options of regionprof.profiler."""
+
+    flush_cache: bool
+    device_tracing: bool
+    window_output: Optional[StrPath]
+    trace_file: Optional[StrPath]
+    regions: Optional[Sequence[str]]
+    cross_thread: bool
+    graph_attribution: str
+    row_limit: int

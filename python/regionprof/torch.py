@@ -7,10 +7,12 @@ ranges recorded by regionprof's NVTX tool (and CUPTI for device time), never by 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
+import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 try:
     import torch
@@ -20,15 +22,15 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
         "regionprof.torch needs PyTorch, which is not installed: pip install 'regionprof[torch]' (or torch)"
     ) from _error
 
-from regionprof import _keywords, _native
+from regionprof import _keywords, _native, _steps
 from regionprof._api import Profile, _check_bool, _run_native
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from regionprof._options import ProfileOptions
+    from regionprof._options import ProfileOptions, StepOptions
 
-__all__ = ["profile", "discover", "ModuleRegion"]
+__all__ = ["profile", "profiler", "discover", "ModuleRegion"]
 
 _CONTAINERS = (nn.ModuleList, nn.ModuleDict)
 _MODULE_ATTRIBUTES = frozenset(dir(nn.Module))
@@ -311,6 +313,107 @@ _MISSING = object()
 _CALL_SLOT = "_compiled_call_impl"
 
 
+class _BackwardRange:
+    """The backward region of one module call (docs/design.md, rule 19): started when the first gradient
+    of the call's outputs reaches autograd (a pre-hook on the outputs' autograd nodes), ended when the
+    gradients of the call's inputs are computed (the backward of _InputsDone, an identity on the inputs
+    that require grad). A call none of whose inputs requires grad (an embedding of token ids) has no such
+    end: its range ends when the next backward region starts on that thread, or when the backward pass
+    ends. A start/end range (not push/pop): autograd may interleave two modules' nodes."""
+
+    __slots__ = ("handle", "bounded", "range_id", "state")
+
+    _open_unbounded = threading.local()  # per thread: the _BackwardRange without an end of its own
+
+    def __init__(self, handle: int, bounded: bool) -> None:
+        self.handle = handle
+        self.bounded = bounded
+        self.range_id = 0
+        self.state = 0  # 0 waiting, 1 open, 2 ended
+
+    def start(self, _grads: Any = None) -> None:
+        if self.state != 0:
+            return
+        self.state = 1
+        slot = _BackwardRange._open_unbounded
+        previous = getattr(slot, "range", None)
+        if previous is not None:
+            previous.end()
+        if not self.bounded:
+            slot.range = self
+            torch.autograd.Variable._execution_engine.queue_callback(self.end)
+        self.range_id = _native.start(self.handle)
+
+    def end(self) -> None:
+        if self.state != 1:
+            return
+        self.state = 2
+        _native.end(self.range_id)
+        slot = _BackwardRange._open_unbounded
+        if getattr(slot, "range", None) is self:
+            slot.range = None
+
+
+class _InputsDone(torch.autograd.Function):
+    """Identity on a module call's inputs that require grad; its backward runs once their gradients are
+    computed: the end of the call's backward region."""
+
+    @staticmethod
+    def forward(ctx: Any, backward_range: _BackwardRange, *tensors: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        ctx.backward_range = backward_range
+        ctx.set_materialize_grads(False)
+        return tensors
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Tuple[Any, ...]:
+        ctx.backward_range.end()
+        return (None,) + grads
+
+
+def _output_nodes(output: Any, depth: int = 0) -> List[Any]:
+    """The autograd nodes of the tensors a module returned: a tensor, or tensors in a tuple, list or
+    mapping (transformers' ModelOutput), two levels deep."""
+    if isinstance(output, torch.Tensor):
+        return [output.grad_fn] if output.grad_fn is not None else []
+    nodes: List[Any] = []
+    if depth < 2:
+        values = output.values() if isinstance(output, Mapping) else output if isinstance(output, (tuple, list)) else ()
+        for value in values:
+            nodes.extend(_output_nodes(value, depth + 1))
+    return nodes
+
+
+def _tracking_backward(call: Callable[..., Any], handle: int) -> Callable[..., Any]:
+    """``call`` (a module's call) with its backward region (handle: ``<kind>_backward:<name>``) found
+    when grad mode is on; as ``call`` otherwise."""
+    is_grad_enabled = torch.is_grad_enabled
+
+    def call_tracking_backward(*args: Any, **kwargs: Any) -> Any:
+        if not is_grad_enabled():
+            return call(*args, **kwargs)
+        positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+        keys = [k for k, v in kwargs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+        backward_range = _BackwardRange(handle, bool(positions or keys))
+        if positions or keys:
+            done = _InputsDone.apply(backward_range, *[args[i] for i in positions], *[kwargs[k] for k in keys])
+            if positions:
+                args = tuple(args)
+                replaced = list(args)
+                for i, tensor in zip(positions, done):
+                    replaced[i] = tensor
+                args = tuple(replaced)
+            if keys:
+                kwargs = dict(kwargs)
+                for k, tensor in zip(keys, done[len(positions):]):
+                    kwargs[k] = tensor
+        output = call(*args, **kwargs)
+        for node in _output_nodes(output):
+            node.register_prehook(backward_range.start)
+        return output
+
+    return call_tracking_backward
+
+
 class _Instrumentation:
     """Region wrappers on the marked modules; ``remove()`` takes every one of them away.
 
@@ -323,7 +426,7 @@ class _Instrumentation:
     it was (deleted when it was not on the instance), so ``__dict__`` and the hook tables are as before.
     """
 
-    def __init__(self, regions: Sequence[ModuleRegion]) -> None:
+    def __init__(self, regions: Sequence[ModuleRegion], backward: bool = False) -> None:
         self._installed: List[Tuple[Dict[str, Any], str, Any]] = []  # (instance __dict__, key, previous)
         self.module_types: Dict[str, str] = {}
         try:
@@ -333,6 +436,9 @@ class _Instrumentation:
                 attributes = _instance_dict(module)
                 previous = attributes.get(_CALL_SLOT, _MISSING)
                 call = previous if previous is not _MISSING and previous is not None else module._call_impl
+                if backward:
+                    call = _tracking_backward(call, _native.register_region(f"{kind}_backward", name))
+                    self.module_types[f"{kind}_backward:{name}"] = r.module_type
                 self._install(attributes, _CALL_SLOT, _native.RegionWrapper(_native.register_region(kind, name), call))
                 self.module_types[r.region_id] = r.module_type
                 for method in r.methods:
@@ -381,6 +487,32 @@ def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]
     return found
 
 
+@contextlib.contextmanager
+def _op_ranges(ops: bool) -> Iterator[None]:
+    """With ``ops``: torch's own op ranges for the block: torch's profiler in its NVTX mode (what
+    torch.autograd.profiler.emit_nvtx() enables, without its device synchronize, so it also runs on a
+    machine without a GPU driver) pushes an NVTX range per aten op and autograd node, named
+    ``<op>, seq = N, op_id = M``; the capture records them and the session keys them by ``<op>``
+    (trace/torch_op_names.hpp)."""
+    _check_bool("ops", ops)
+    if not ops:
+        yield
+        return
+    from torch.autograd import ProfilerConfig, ProfilerState, _disable_profiler, _enable_profiler
+
+    config = ProfilerConfig(ProfilerState.NVTX, False, False, False, False, False,
+                            torch._C._profiler._ExperimentalConfig())
+    try:
+        _enable_profiler(config, set())
+    except RuntimeError as error:
+        raise RuntimeError(f"ops=True: torch's op ranges (its profiler's NVTX mode) could not be enabled: {error}. "
+                           "Is torch.profiler already running?") from error
+    try:
+        yield
+    finally:
+        _disable_profiler()
+
+
 @_keywords.takes("profile", exclude=("regions",))
 def profile(
     obj: Any,
@@ -389,6 +521,7 @@ def profile(
     inference_function: Optional[Callable[..., Any]] = None,
     tuned: Optional[Mapping[str, str]] = None,
     every_level: bool = False,
+    ops: bool = False,
     **options: "Unpack[ProfileOptions]",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
@@ -407,6 +540,9 @@ def profile(
     the process are recorded too. The region wrappers are removed afterwards, also when the workload
     raises (the exception propagates). The options below (all but ``regions``, which discovery
     sets) are :func:`regionprof.profile`'s.
+    ``ops``: torch's own op ranges (aten ops, autograd nodes, as ``torch.autograd.profiler.emit_nvtx()``)
+    recorded too, so key averages and ``region_ops`` name the ops each region ran (docs/python.md, "Ops
+    per region"); off by default (it costs what torch's RecordFunction callbacks cost per op).
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -419,6 +555,7 @@ def profile(
     ```
     """
     _check_bool("every_level", every_level)
+    _check_bool("ops", ops)
     _keywords.check("regionprof.torch.profile", "profile", options, exclude=("regions",))
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
@@ -444,14 +581,93 @@ def profile(
 
     instrumentation = _Instrumentation(regions)
     try:
-        return _run_native(workload, dict(options), {
-            "target_type": _type_name(type(obj)),
-            "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
-            "warnings": warnings,
-            "module_types": instrumentation.module_types,
-            "args_count": len(args),
-            "kwargs": list(kwargs),
-            "uses_inference_function": inference_function is not None,
-        })
+        with _op_ranges(ops):
+            return _run_native(workload, dict(options), {
+                "target_type": _type_name(type(obj)),
+                "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
+                "warnings": warnings,
+                "module_types": instrumentation.module_types,
+                "args_count": len(args),
+                "kwargs": list(kwargs),
+                "uses_inference_function": inference_function is not None,
+            })
     finally:
         instrumentation.remove()
+
+
+class profiler(_steps.profiler):
+    """The user's own loop (training steps: forward, ``loss.backward()``, ``optimizer.step()``,
+    ``zero_grad()``) profiled step by step, every discovered module a region, as
+    :class:`regionprof.profiler` with :func:`profile`'s module regions: ``p.step()`` ends a step, each
+    recorded step is a run, each cycle of ``schedule`` one Profile (``p.profiles``; ``p.profile`` the
+    last; ``on_cycle`` gets each as it completes). Module regions as :func:`profile` makes them
+    (``tuned``, ``every_level``, :func:`discover`); with ``backward`` (default on) each module region
+    ``KIND:NAME`` has its backward as the region ``KIND_backward:NAME``: the autograd work computing that
+    module's gradients, on whichever thread autograd runs it (docs/design.md, rule 19; on a CUDA
+    device autograd's thread is another thread: ``cross_thread=True`` gives its CPU time to the
+    region as off-thread time, its kernels count either way). ``ops``: torch's op ranges recorded too,
+    as for :func:`profile`. Grad mode is left as the caller set it;
+    the module wrappers are removed when the block ends, also on an exception (which propagates, the
+    cycle in progress discarded).
+
+    ```
+    with regionprof.torch.profiler(model, schedule=regionprof.schedule(wait=1, warmup=1, active=3, repeat=2)) as p:
+        for batch in loader:
+            loss = model(batch).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            p.step()
+    print(p.profile.markdown())    # two profiles of 3 runs each: p.profiles
+    ```
+    """
+
+    _who = "regionprof.torch.profiler"
+
+    @_keywords.takes("steps", exclude=("regions",))
+    def __init__(self, obj: Any, *, schedule: Optional[_steps.schedule] = None,
+                 on_cycle: Optional[Callable[[Profile], Any]] = None, tuned: Optional[Mapping[str, str]] = None,
+                 every_level: bool = False, backward: bool = True, ops: bool = False,
+                 **options: "Unpack[StepOptions]") -> None:
+        _check_bool("every_level", every_level)
+        _check_bool("backward", backward)
+        _check_bool("ops", ops)
+        _keywords.check(self._who, "steps", options, exclude=("regions",))
+        super().__init__(schedule=schedule, on_cycle=on_cycle, **options)
+        self._obj = obj
+        self._tuned = _tuned_names(tuned)
+        self._every_level = every_level
+        self._backward = backward
+        self._ops = ops
+        self._op_ranges: Optional[contextlib.ExitStack] = None
+        self._instrumentation: Optional[_Instrumentation] = None
+        self._warnings: List[Tuple[str, str]] = []
+
+    def _caller(self) -> Dict[str, Any]:
+        assert self._instrumentation is not None
+        return {"target_type": _type_name(type(self._obj)),
+                "target_kind": "torch_module" if isinstance(self._obj, nn.Module) else "torch_object",
+                "warnings": self._warnings, "module_types": self._instrumentation.module_types}
+
+    def __enter__(self) -> "profiler":
+        regions = discover(self._obj, self._tuned, self._every_level)
+        self._warnings = _compiled_warnings(regions)
+        self._instrumentation = _Instrumentation(regions, self._backward)
+        self._op_ranges = contextlib.ExitStack()
+        try:
+            self._op_ranges.enter_context(_op_ranges(self._ops))
+            super().__enter__()
+        except BaseException:
+            self._op_ranges.close()
+            self._instrumentation.remove()
+            raise
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        try:
+            super().__exit__(exc_type, exc, traceback)
+        finally:
+            if self._op_ranges is not None:
+                self._op_ranges.close()
+            if self._instrumentation is not None:
+                self._instrumentation.remove()

@@ -13,6 +13,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <fcntl.h>
@@ -27,6 +28,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -37,6 +40,7 @@
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/run_marker.hpp"
 #include "regionprof/harness/harness.hpp"
+#include "regionprof/harness/step_profiler.hpp"
 #include "regionprof/import/import.hpp"
 #include "regionprof/model/profile.hpp"
 #include "regionprof/options/profile_options.hpp"
@@ -103,12 +107,12 @@ std::optional<std::string> written_trace(const regionprof::profile_options& opti
   return std::filesystem::absolute(path).lexically_normal().string();
 }
 
-/// regionprof.profile: `given`, the user's keyword options (the option table's, checked there); `caller`,
-/// what the Python front-end knows of the target: target_type, target_kind, module_types, args_count,
-/// kwargs, uses_inference_function and warnings [(code, message)]. Returns the profile and the trace
-/// file it wrote (None without one).
-nb::tuple run_profile(nb::callable workload, nb::dict given, nb::dict caller) {
-  regionprof::profile_options options = regionprof::python::options_from_python("profile", given, {});
+/// The options of a profile from Python: `given`, the user's keyword options (`function`'s option table,
+/// checked there); `caller`, what the Python front-end knows of the target: target_type, target_kind,
+/// module_types, args_count, kwargs, uses_inference_function and warnings [(code, message)]. Checked as
+/// a session checks them (`who` names the front-end); output paths prepared.
+regionprof::profile_options caller_options(std::string_view function, const char* who, nb::dict given, nb::dict caller) {
+  regionprof::profile_options options = regionprof::python::options_from_python(function, given, {});
   options.target_type = caller_member<std::string>(caller, "target_type", "callable");
   options.target_kind = caller_member<std::string>(caller, "target_kind", "");
   options.module_types = caller_member<std::map<std::string, std::string>>(caller, "module_types", {});
@@ -121,12 +125,73 @@ nb::tuple run_profile(nb::callable workload, nb::dict given, nb::dict caller) {
     if (!code) throw std::invalid_argument("unknown warning code '" + code_text + "'");
     options.warnings.push_back({*code, regionprof::warning_source::nvtx, message});
   }
-  regionprof::validate_profile_options(options, "regionprof.profile");
+  if (function == "profile") regionprof::validate_profile_options(options, who);
+  return options;
+}
+
+/// regionprof.profile: returns the profile and the trace file it wrote (None without one).
+nb::tuple run_profile(nb::callable workload, nb::dict given, nb::dict caller) {
+  const regionprof::profile_options options = caller_options("profile", "regionprof.profile", given, caller);
   prepare_outputs(options);
   regionprof::Profile profile = regionprof::profile([&workload] { workload(); }, options);
   std::optional<std::string> trace = written_trace(options, profile);
   return nb::make_tuple(std::move(profile), std::move(trace));
 }
+
+/// regionprof.profiler / regionprof.torch.profiler: regionprof::step_profiler over the caller's loop.
+/// step() and finish() return (profile, trace file or None) for a cycle they complete, else None.
+class py_step_profiler {
+ public:
+  using schedule_tuple = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t>;
+
+  py_step_profiler(nb::dict given, nb::dict caller, std::optional<schedule_tuple> schedule) {
+    options_ = caller_options("steps", "regionprof.profiler", given, caller);
+    std::optional<regionprof::step_schedule> steps;
+    if (schedule) {
+      const auto [wait, warmup, active, repeat, skip_first] = *schedule;
+      steps = regionprof::step_schedule{wait, warmup, active, repeat, skip_first};
+    }
+    prepare_outputs(options_);
+    steps_.emplace(options_, steps, "regionprof.profiler");
+  }
+
+  std::optional<nb::tuple> step() {
+    regionprof::step_profiler& steps = live();
+    std::optional<regionprof::Profile> done;
+    {
+      const nb::gil_scoped_release unlocked;  // a completed cycle is analysed and written here
+      done = steps.step();
+    }
+    return completed(std::move(done));
+  }
+  std::optional<nb::tuple> finish() {
+    regionprof::step_profiler& steps = live();
+    std::optional<regionprof::Profile> done;
+    {
+      const nb::gil_scoped_release unlocked;
+      done = steps.finish();
+    }
+    steps_.reset();
+    return completed(std::move(done));
+  }
+  /// Discards the loop: the step in progress and its cycle are not profiled.
+  void close() noexcept { steps_.reset(); }
+  std::uint64_t current_step() { return live().current_step(); }
+
+ private:
+  regionprof::step_profiler& live() {
+    if (!steps_) throw std::logic_error("regionprof.profiler: the loop was finished already");
+    return *steps_;
+  }
+  std::optional<nb::tuple> completed(std::optional<regionprof::Profile> profile) const {
+    if (!profile) return std::nullopt;
+    std::optional<std::string> trace = written_trace(options_, *profile);
+    return nb::make_tuple(std::move(*profile), std::move(trace));
+  }
+
+  regionprof::profile_options options_;
+  std::optional<regionprof::step_profiler> steps_;
+};
 
 /// regionprof.analyze: a torch.profiler (Kineto) trace imported and analysed with `given`, the user's
 /// keyword options (the option table's).
@@ -175,6 +240,17 @@ NB_MODULE(_native, m) {
         "regionprof::profile over a Python callable (called with no arguments, GIL held) with the keyword "
         "options `options` (option_table('profile')); returns (profile, the trace file written or None). "
         "With windows, every window's profile is written and the last one returned.");
+  nb::class_<py_step_profiler>(m, "StepProfiler")
+      .def(nb::init<nb::dict, nb::dict, std::optional<py_step_profiler::schedule_tuple>>(), nb::arg("options"),
+           nb::arg("caller"), nb::arg("schedule").none(),
+           "regionprof::step_profiler with the keyword options `options` (option_table('steps')) and the schedule "
+           "(wait, warmup, active, repeat, skip_first) or None (every step a run). Step 0 begins now.")
+      .def("step", &py_step_profiler::step,
+           "Ends the step, begins the next; (profile, trace file or None) of the cycle it completed, else None.")
+      .def("finish", &py_step_profiler::finish,
+           "Ends the loop; (profile, trace file or None) of the cycle in progress if it has runs, else None.")
+      .def("close", &py_step_profiler::close, "Discards the loop and the cycle in progress.")
+      .def_prop_ro("current_step", &py_step_profiler::current_step);
   m.def("analyze", &run_analyze, nb::arg("path"), nb::arg("options"),
         "Imports a torch.profiler (Kineto) trace and analyses it with the keyword options `options` "
         "(option_table('analyze')).");
@@ -201,6 +277,11 @@ NB_MODULE(_native, m) {
     regionprof_region_push(reinterpret_cast<regionprof_region_handle>(handle));
   }, nb::arg("handle"));
   m.def("pop", [] { regionprof_region_pop(); });
+  m.def("start", [](region_handle handle) {
+    return regionprof_region_start(reinterpret_cast<regionprof_region_handle>(handle));
+  }, nb::arg("handle"), "Starts a registered region that may end on another thread or out of order; returns its id.");
+  m.def("end", [](unsigned long long id) { regionprof_region_end(id); }, nb::arg("id"),
+        "Ends a region started by start() (0 is ignored).");
   m.def("declare_work",
         [](std::optional<std::uint64_t> bytes, std::optional<std::uint64_t> flops, std::optional<std::uint64_t> items) {
           regionprof::declare_work({bytes, flops, items});

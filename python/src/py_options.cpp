@@ -104,7 +104,7 @@ nb::object to_python(const option_value& value) {
 
 /// The options a Python function starts from.
 profile_options defaults_of(std::string_view function) {
-  return function == "profile" ? profile_options{} : options::command_defaults();
+  return function == "profile" || function == "steps" ? profile_options{} : options::command_defaults();
 }
 
 }  // namespace
@@ -113,6 +113,7 @@ options::option_surface surface_of(std::string_view function) {
   if (function == "profile") return options::py_profile;
   if (function == "analyze") return options::py_analyze;
   if (function == "run") return options::py_run;
+  if (function == "steps") return options::py_steps;
   throw nb::value_error(("no option table for '" + std::string(function) + "'").c_str());
 }
 

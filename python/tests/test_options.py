@@ -22,16 +22,19 @@ def test_the_stub_in_the_tree_is_the_generated_one() -> None:
     (regionprof.analyze, "analyze", set()),
     (regionprof.run, "run", set()),
     (regionprof.torch.profile, "profile", {"regions"}),
+    (regionprof.profiler, "steps", set()),
+    (regionprof.torch.profiler, "steps", {"regions"}),
 ])
 def test_every_option_is_a_keyword_with_its_default_and_doc(function, table, excluded) -> None:
     parameters = inspect.signature(function).parameters
+    doc = (function.__init__ if inspect.isclass(function) else function).__doc__
     entries = [e for e in _native.option_table(table) if e["name"] not in excluded]
     assert entries, table
     for entry in entries:
         parameter = parameters[entry["name"]]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY
         assert parameter.default == entry["default"]
-        assert f"``{entry['name']}`` (" in function.__doc__
+        assert f"``{entry['name']}`` (" in doc
     assert not [name for name in excluded if name in parameters]
     assert not [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
 

@@ -650,3 +650,23 @@ BOOST_AUTO_TEST_CASE(emit_api_ranges_are_captured) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// torch's op ranges (nvtxRangePushA "<op>, seq = N, op_id = M", a new name per call) are recorded under
+// the op's name, found in the thread's name cache: three calls add one name, not three.
+BOOST_AUTO_TEST_CASE(torchs_per_call_suffix_is_cut_as_ranges_are_recorded) {
+  capture_session session;
+  nvtxRangePushA("aten::mm, seq = 4, op_id = 87");
+  nvtxRangePop();
+  nvtxRangePushA("aten::mm, seq = 9, op_id = 120");
+  nvtxRangePop();
+  const nvtxRangeId_t id = nvtxRangeStartA("aten::mm, op_id = 121");
+  nvtxRangeEnd(id);
+  nvtxRangePushA("plain, name");
+  nvtxRangePop();
+  capture_result result = session.stop();
+  const trace& t = result.data;
+  BOOST_REQUIRE_EQUAL(t.intervals.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(name_of(t, t.intervals[i]) == "aten::mm");
+  BOOST_TEST(name_of(t, t.intervals[3]) == "plain, name");
+  BOOST_TEST(t.strings.find("aten::mm, seq = 4, op_id = 87") == string_table::npos);  // never interned
+}

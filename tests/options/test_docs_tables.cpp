@@ -39,7 +39,8 @@ struct surface_name {
 };
 constexpr surface_name surfaces[] = {{cli_analyze, "cli_analyze"}, {cli_run, "cli_run"},
                                      {environment, "environment"}, {py_profile, "py_profile"},
-                                     {py_analyze, "py_analyze"},   {py_run, "py_run"}};
+                                     {py_analyze, "py_analyze"},   {py_run, "py_run"},
+                                     {py_steps, "py_steps"}};
 
 std::string render(option_surface surface) {
   std::ostringstream out;
@@ -110,7 +111,7 @@ BOOST_AUTO_TEST_CASE(the_options_tables_of_the_docs_are_the_declarations) {
     BOOST_TEST((update || current == text), doc << ": an options table is stale; run REGIONPROF_UPDATE_DOCS=1 "
                                                 << "build/bin/test_options --run_test=docs_tables");
   }
-  BOOST_TEST(sections == 6);  // analyze, run, environment; profile, analyze, run
+  BOOST_TEST(sections == 7);  // analyze, run, environment; profile, analyze, run, profiler
 }
 
 BOOST_AUTO_TEST_CASE(a_row_is_the_declaration) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "regionprof/capture/capture.hpp"
 #include "regionprof/harness/harness.hpp"
+#include "regionprof/harness/step_profiler.hpp"
 #include "regionprof/torch/torch.hpp"
 
 namespace {
@@ -587,3 +589,31 @@ BOOST_AUTO_TEST_CASE(eager_every_level_and_tuned) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// A LibTorch training loop under the step profiler: each scheduled step a run, the instrumented modules'
+// forward regions in each; backward, optimizer step and zero_grad are the runs' residual.
+BOOST_AUTO_TEST_CASE(a_training_loop_under_the_step_profiler) {
+  torch::manual_seed(7);
+  torch::nn::Sequential net(torch::nn::Linear(8, 16), torch::nn::ReLU(), torch::nn::Linear(16, 1));
+  auto handle = rt::instrument(*net);
+  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.01));
+  regionprof::profile_options options;
+  options.module_types = handle.module_types();
+  regionprof::step_profiler steps(options, regionprof::step_schedule{.wait = 1, .warmup = 1, .active = 3});
+  std::optional<regionprof::Profile> cycle;
+  for (int step = 0; step < 6; ++step) {
+    const torch::Tensor loss = net->forward(torch::randn({4, 8})).pow(2).mean();
+    loss.backward();
+    optimizer.step();
+    optimizer.zero_grad();
+    if (auto done = steps.step()) cycle = std::move(done);
+  }
+  BOOST_TEST(!steps.finish());
+  BOOST_REQUIRE(cycle);
+  const std::map<std::string, std::uint64_t> expected{
+      {"untuned_module:0", 1}, {"untuned_module:1", 1}, {"untuned_module:2", 1}};
+  const auto runs = calls_per_run(*cycle);
+  BOOST_REQUIRE_EQUAL(runs.size(), 3u);
+  for (const auto& calls : runs) BOOST_TEST(calls == expected);
+  for (const auto& run : cycle->result().runs) BOOST_TEST(run.residual_cpu_ns > 0);  // backward, optimizer
+}

@@ -42,7 +42,8 @@ struct name_rule {
 
 /// The one default run marker: `regionprof.profiled_run` exactly, in any domain (run_marker.hpp).
 name_rule default_run_marker();
-/// The reference module's two region kinds: prefixes `aot_module:` and `untuned_module:`.
+/// The reference module's two region kinds, prefixes `aot_module:` and `untuned_module:`, and their
+/// backward regions' (rule 19), prefixes `aot_module_backward:` and `untuned_module_backward:`.
 std::vector<name_rule> default_region_rules();
 
 /// The one validation of a name rule, used by the analysis, the harness and the CLI: a non-empty

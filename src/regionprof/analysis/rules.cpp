@@ -21,7 +21,9 @@ name_rule run_marker_rule(const std::optional<std::string_view>& regex) {
 
 std::vector<name_rule> default_region_rules() {
   return {{match_kind::prefix, "aot_module:", "aot_module", ""},
-          {match_kind::prefix, "untuned_module:", "untuned_module", ""}};
+          {match_kind::prefix, "untuned_module:", "untuned_module", ""},
+          {match_kind::prefix, "aot_module_backward:", "aot_module_backward", ""},
+          {match_kind::prefix, "untuned_module_backward:", "untuned_module_backward", ""}};
 }
 
 namespace detail {

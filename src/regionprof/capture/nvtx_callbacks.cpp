@@ -14,6 +14,7 @@
 
 #include "regionprof/capture/capture.hpp"
 #include "regionprof/capture/capture_state.hpp"
+#include "regionprof/trace/torch_op_names.hpp"
 
 namespace regionprof::capture_detail {
 namespace {
@@ -69,6 +70,15 @@ std::uint32_t wide_name_id(thread_buffer* b, const wchar_t* text) noexcept {
 
 std::uint32_t ascii_name_id(thread_buffer* b, const char* text) noexcept {
   return text != nullptr ? intern_cached(b, text, std::strlen(text)) : 0;
+}
+
+/// A default-domain ASCII name (nvtxRangePushA, torch's op ranges) without torch's per-call suffix
+/// (trace/torch_op_names.hpp): one name per op, found in the thread's cache, instead of a new string
+/// per call interned under the registry's lock and kept until the session stops.
+std::uint32_t default_ascii_name_id(thread_buffer* b, const char* text) noexcept {
+  if (text == nullptr) return 0;
+  const std::string_view name = torch_op_name(text);
+  return intern_cached(b, name.data(), name.size());
 }
 
 [[gnu::noinline]] std::uint32_t unregistered_name_id(thread_buffer* b, const nvtxEventAttributes_t* attributes) noexcept {
@@ -129,7 +139,7 @@ int NVTX_API domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes
 int NVTX_API domain_pop(nvtxDomainHandle_t domain) { return pop(domain_id(domain)); }
 int NVTX_API push_ex(const nvtxEventAttributes_t* attributes) { return domain_push_ex(nullptr, attributes); }
 int NVTX_API push_a(const char* message) {
-  return push(0, [message](thread_buffer* b) { return ascii_name_id(b, message); });
+  return push(0, [message](thread_buffer* b) { return default_ascii_name_id(b, message); });
 }
 int NVTX_API push_w(const wchar_t* message) {
   return push(0, [message](thread_buffer* b) { return wide_name_id(b, message); });
@@ -168,7 +178,7 @@ nvtxRangeId_t NVTX_API start_ex(const nvtxEventAttributes_t* attributes) {
   return domain_start_ex(nullptr, attributes);
 }
 nvtxRangeId_t NVTX_API start_a(const char* message) {
-  return start(0, [message](thread_buffer* b) { return ascii_name_id(b, message); });
+  return start(0, [message](thread_buffer* b) { return default_ascii_name_id(b, message); });
 }
 nvtxRangeId_t NVTX_API start_w(const wchar_t* message) {
   return start(0, [message](thread_buffer* b) { return wide_name_id(b, message); });

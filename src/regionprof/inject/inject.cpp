@@ -285,7 +285,9 @@ bool start() noexcept {
                         .on_failure = [](const output_file& file, const output_error& error) {
                           report_unwritten(kind_of(file.format), error.reason(), file.path.empty() ? "" : error.what());
                         },
-                        .keep_events = false};
+                        .keep_events = false,
+                        .warmup_run = false,  // found runs: no timed run
+                        .window = std::nullopt};
     run_target target;
     target.type = "process";
     target.command = command_line();

@@ -24,7 +24,8 @@
 namespace regionprof::options {
 
 /// Who shows an option (a bit mask): the command's `analyze` and `run`, the injection library's
-/// environment, and Python's regionprof.profile (and regionprof.torch.profile), analyze and run.
+/// environment, and Python's regionprof.profile (and regionprof.torch.profile), analyze, run and
+/// regionprof.torch.profiler (the step API: harness/step_profiler.hpp).
 enum option_surface : unsigned {
   cli_analyze = 1u << 0,
   cli_run = 1u << 1,
@@ -32,6 +33,7 @@ enum option_surface : unsigned {
   py_profile = 1u << 3,
   py_analyze = 1u << 4,
   py_run = 1u << 5,
+  py_steps = 1u << 6,
 };
 
 /// How an option's value is written and checked.

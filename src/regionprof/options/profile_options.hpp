@@ -20,8 +20,8 @@
 
 namespace regionprof {
 
-/// The default region rules of an in-process profile (the harness, Python): the reference module's
-/// prefixes `aot_module:` and `untuned_module:`, and `region:` in the domain `regionprof` (what
+/// The default region rules of an in-process profile (the harness, Python): default_region_rules(),
+/// and `region:` in the domain `regionprof` (what
 /// REGIONPROF_REGION, scoped_region and Python's regionprof.region emit by default).
 std::vector<name_rule> in_process_region_rules();
 

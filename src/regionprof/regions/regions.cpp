@@ -89,4 +89,14 @@ void regionprof_region_pop(void) { regionprof::pop_region(); }
 
 void regionprof_run_push(void) { regionprof::push_run(); }
 
+unsigned long long regionprof_region_start(regionprof_region_handle region) {
+  if (region == nullptr) return 0;
+  const nvtxEventAttributes_t attributes = regionprof::detail::registered_attributes(region->region.nvtx_handle());
+  return nvtxDomainRangeStartEx(regionprof::detail::domain(), &attributes);
+}
+
+void regionprof_region_end(unsigned long long id) {
+  if (id != 0) nvtxDomainRangeEnd(regionprof::detail::domain(), id);
+}
+
 }  // extern "C"

@@ -25,12 +25,19 @@ void regionprof_region_push_name(const char* kind, const char* name);
 void regionprof_region_pop(void);
 /** Opens the run marker `regionprof.profiled_run`; close it with regionprof_region_pop(). */
 void regionprof_run_push(void);
+/** Starts a registered region that may end on another thread, or out of nesting order (an NVTX
+ *  start/end range); returns its id for regionprof_region_end (0 when nothing records). */
+unsigned long long regionprof_region_start(regionprof_region_handle region);
+/** Ends a region started by regionprof_region_start, on any thread; 0 is ignored. */
+void regionprof_region_end(unsigned long long id);
 #else
 #define regionprof_region_register(kind, name) ((regionprof_region_handle)0)
 #define regionprof_region_push(region) ((void)0)
 #define regionprof_region_push_name(kind, name) ((void)0)
 #define regionprof_region_pop() ((void)0)
 #define regionprof_run_push() ((void)0)
+#define regionprof_region_start(region) (0ULL)
+#define regionprof_region_end(id) ((void)0)
 #endif
 
 #ifdef __cplusplus

@@ -15,6 +15,7 @@
 #include "regionprof/analysis/releasing.hpp"
 #include "regionprof/regions/regions.hpp"
 #include "regionprof/trace/clock.hpp"
+#include "regionprof/trace/torch_op_names.hpp"
 
 namespace regionprof {
 namespace {
@@ -80,6 +81,18 @@ std::optional<std::int64_t> last_run_end_ns(const trace& t, const run_marker_pre
   return end;
 }
 
+/// Removes the run marker that starts last (an abandoned timed run's): what it held belongs to no run.
+void drop_last_run_marker(trace& t, const run_marker_predicate& is_marker) {
+  auto last = t.intervals.end();
+  for (auto i = t.intervals.begin(); i != t.intervals.end(); ++i) {
+    if (is_marker(t.strings.view(i->name), t.strings.view(t.domains.at(i->domain))) &&
+        (last == t.intervals.end() || i->start_ns >= last->start_ns)) {
+      last = i;
+    }
+  }
+  if (last != t.intervals.end()) t.intervals.erase(last);
+}
+
 warning unavailable(std::string why) {
   return {warning_code::device_tracing_unavailable, warning_source::cupti, "device tracing unavailable: " + std::move(why)};
 }
@@ -139,6 +152,7 @@ session::session(profile_options options, run_target target, session_setup setup
     identity_ = this_process_host_and_pid();
   }
   if (options_.window_runs) identity_.window_index = 0;  // a path that names no window is refused
+  if (setup_.window) identity_.window_index = setup_.window->index;
   for (const output_option& out : outputs) {
     const std::string pattern = absolute_pattern(out.pattern);
     try {
@@ -208,21 +222,43 @@ void session::flush_caches() noexcept {
 std::uint64_t session::flushes() const noexcept { return flusher_ ? flusher_->flushes() : 0; }
 
 std::int64_t session::timed_run(const std::function<void()>& body) {
+  begin_timed_run();
+  try {
+    body();
+  } catch (...) {
+    abandon_timed_run();
+    throw;
+  }
+  return end_timed_run();
+}
+
+void session::begin_timed_run() {
   timed_ = true;
-  const bool warmup = spans_.empty() && next_window_ == 0;  // run 0: the internal warm-up
+  const bool warmup = setup_.warmup_run && spans_.empty() && next_window_ == 0;  // run 0: the internal warm-up
   if (!warmup && measured_wall_ns_.empty()) measuring_since_ = clock_();  // max_time_s counts from here
   flush_caches();
-  device_session* d = device();
-  if (d != nullptr) d->synchronize();
-  const std::int64_t start = clock_();
-  {
-    const scoped_run marker;
-    body();
-  }
-  if (d != nullptr) d->synchronize();
+  if (device_session* d = device()) d->synchronize();
+  run_start_ = clock_();
+  push_run();
+}
+
+void session::abandon_timed_run() noexcept {
+  pop_region();
+  abandoned_run_ = true;
+}
+
+std::int64_t session::end_timed_run() {
+  pop_region();
+  abandoned_run_ = false;
+  if (device_session* d = device()) d->synchronize();
+  const std::int64_t start = run_start_;
   const std::int64_t end = clock_();
+  const bool warmup = setup_.warmup_run && spans_.empty() && next_window_ == 0;
   spans_.push_back({start, end});
-  if (warmup) return end - start;
+  if (warmup) {
+    warmup_in_spans_ = true;
+    return end - start;
+  }
   measured_wall_ns_.push_back(end - start);
   if (stopper_) stopped_ = stopper_->add_run(end - start, end - measuring_since_);
   if (options_.window_runs && !timed_runs_done() && measured_wall_ns_.size() % *options_.window_runs == 0) {
@@ -282,8 +318,11 @@ void session::add_device(trace& t, bool at_end, std::optional<std::int64_t> cut_
 
 Profile session::make_profile(capture_result captured, std::optional<window_position> window, const finish_options& how,
                               bool at_end) {
-  const bool holds_warmup = !window || window->index == 0;
+  // Found runs: window 0 holds the skipped runs; timed runs: spans_ says whether it holds the warm-up run.
+  const bool holds_warmup = timed_ ? warmup_in_spans_ : (!window || window->index == 0);
   trace t = std::move(captured.data);
+  strip_torch_op_suffixes(t);  // torch's op ranges (emit_nvtx, Python's ops=True) keyed by op
+  if (abandoned_run_ && at_end) drop_last_run_marker(t, run_marker_predicate_of(options_.analysis.run_marker));
   for (warning& w : machine_.warnings()) t.warnings.push_back(std::move(w));
   std::optional<stopping_summary> stopping;
   if (timed_ && at_end && stopper_) stopping = profile_stopping(*stopper_, t.warnings);
@@ -305,9 +344,10 @@ Profile session::make_profile(capture_result captured, std::optional<window_posi
     for (std::size_t run = first_measured; run < spans_.size(); ++run) {
       t.run_wall_times_ns.push_back(spans_[run].end_ns - spans_[run].start_ns);
     }
-    analysis.skip_runs = 1;  // the internal warm-up run
+    analysis.skip_runs = first_measured;  // the internal warm-up run
+  } else if (window) {
+    analysis = window_analysis(analysis, *window);
   }
-  if (window) analysis = window_analysis(analysis, *window);
   if (!captured.stats.tool_attached) {
     if (timed_) {
       // Without the capture the timed runs still exist: each becomes a run-marker interval spanning its
@@ -406,6 +446,7 @@ void session::cut_timed_window() {
   machine_.end();
   (void)make_profile(std::move(captured), position, {}, false);  // written, then dropped
   spans_.clear();
+  warmup_in_spans_ = false;
   ++next_window_;
   machine_.begin();
 }
@@ -452,6 +493,8 @@ std::optional<Profile> session::finish(const finish_options& how) {
     // The windows whose runs have all closed; the rest is the last window.
     if (!timed_) cut_found_windows(true, how.collect_device);
     window = window_position{next_window_, *options_.window_runs};
+  } else if (setup_.window) {
+    window = setup_.window;
   }
   capture_result captured = capture_->stop();
   add_device(captured.data, true, std::nullopt, true, how.collect_device);

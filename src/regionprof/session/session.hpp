@@ -43,6 +43,13 @@ struct session_setup {
   /// The returned profile keeps its trace's events (for a Chrome trace written later); else they are freed
   /// before its result is assembled, unless a Chrome trace is among the outputs.
   bool keep_events = true;
+  /// The first timed run is the internal warm-up run (recorded, discarded). False: every timed run is
+  /// measured (a step profiler's cycle without warm-up steps).
+  bool warmup_run = true;
+  /// This session is one window of a longer series (a step profiler's cycle, harness/step_profiler.hpp):
+  /// its outputs expand `%w` to the index (a path without it is refused), the report's `target.window`
+  /// and `target.window_runs` are set and its runs are numbered on from the windows before it.
+  std::optional<window_position> window;
 };
 
 /// How a session finishes.
@@ -109,6 +116,14 @@ class session {
   /// warm-up run. With windows, a window that this run completes is cut, written and dropped. Returns the
   /// run's wall time (ns). Exceptions of `body` propagate (the run marker is closed).
   std::int64_t timed_run(const std::function<void()>& body);
+  /// timed_run in two halves, for a front-end that does not hold the run's body (a step profiler: the
+  /// run is the caller's loop body between two steps). begin_timed_run opens the run (flush, synchronize,
+  /// clock, run marker) on this thread; end_timed_run closes it on the same thread and returns its wall
+  /// time (ns); abandon_timed_run closes the marker and records nothing (the body raised, or a step
+  /// profiler's loop ended mid-step): the last run marker is left out of the profile.
+  void begin_timed_run();
+  std::int64_t end_timed_run();
+  void abandon_timed_run() noexcept;
   /// True once the timed runs are done: options.measured_runs measured runs, or, with
   /// options.stopping.max_noise, when the stopping rule says so. Never before the first measured run.
   bool timed_runs_done() const;
@@ -189,6 +204,9 @@ class session {
   std::vector<std::int64_t> measured_wall_ns_;
   std::int64_t measuring_since_ = 0;
   bool timed_ = false;    ///< timed_run was called: the runs are timed
+  bool warmup_in_spans_ = false;  ///< spans_ begins with the internal warm-up run
+  std::int64_t run_start_ = 0;    ///< the open timed run's start (begin_timed_run)
+  bool abandoned_run_ = false;    ///< the last run marker is an abandoned run's (abandon_timed_run)
   bool stopped_ = false;  ///< the stopping rule said stop
 
   std::mutex windows_mutex_;       ///< held while a window is cut and written, and by finish

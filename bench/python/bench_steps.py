@@ -1,0 +1,120 @@
+"""The step API's cost on a training step: a small transformers BERT (2 layers, hidden 64) built from a
+config (random weights, no download), one step = forward with labels, loss.backward(), optimizer.step(), zero_grad(). Modes, in one
+process and interleaved per repetition (random order): plain; regionprof.torch.profiler with module
+regions only (backward=False); with backward regions (the default); with backward regions and torch's
+op ranges (ops=True); torch.profiler.profile (CPU activity, prof.step() per step) on the same loop. Each mode's figure is the median over repetitions of
+the CPU time of this thread per step (time.thread_time: the scheduler's time for other processes is not
+counted; one intra-op thread).
+
+Budgets (docs/benchmarks.md): module regions <= 1.05 x plain; with backward regions <= 1.10 x plain;
+ops=True adds at most a third of what torch.profiler adds.
+
+Usage: bench/python/run-steps [--reps R] [--steps N] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from typing import Callable, Dict, List
+
+import regionprof  # first: names itself as the NVTX tool
+import regionprof.torch as rtorch
+import torch
+
+
+def make_model() -> torch.nn.Module:
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=128, max_position_embeddings=64, num_labels=2)
+    torch.manual_seed(0)
+    return BertForSequenceClassification(config).train()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=9)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--json", default=None)
+    options = parser.parse_args()
+
+    torch.set_num_threads(1)
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    batch = {"input_ids": torch.randint(0, 1000, (4, 32)), "labels": torch.randint(0, 2, (4,))}
+
+    def train_step() -> None:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    def loop(step: Callable[[], None]) -> float:
+        start = time.thread_time()
+        for _ in range(options.steps):
+            train_step()
+            step()
+        return (time.thread_time() - start) / options.steps
+
+    def plain() -> float:
+        return loop(lambda: None)
+
+    def regionprof_mode(backward: bool, ops: bool = False) -> Callable[[], float]:
+        def run() -> float:
+            with rtorch.profiler(model, backward=backward, ops=ops, device_tracing=False) as p:
+                seconds = loop(p.step)
+            assert len(p.profile.data["runs"]) == options.steps
+            return seconds
+        return run
+
+    def torch_profiler() -> float:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            seconds = loop(prof.step)
+        return seconds
+
+    modes: Dict[str, Callable[[], float]] = {
+        "plain": plain,
+        "regionprof_modules": regionprof_mode(False),
+        "regionprof_backward": regionprof_mode(True),
+        "regionprof_ops": regionprof_mode(True, ops=True),
+        "torch_profiler": torch_profiler,
+    }
+    for run in modes.values():  # warm-up: allocator, lazy init, first-touch
+        run()
+    samples: Dict[str, List[float]] = {name: [] for name in modes}
+    rng = random.Random(0)
+    for _ in range(options.reps):
+        order = list(modes)
+        rng.shuffle(order)
+        for name in order:
+            samples[name].append(modes[name]())
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    base = median["plain"]
+    print(f"BERT (2 layers, hidden 64, batch 4 x 32) training step, CPU, 1 thread; median of {options.reps} "
+          f"reps x {options.steps} steps, interleaved")
+    print(f"{'mode':<22}{'us/step':>12}{'x plain':>10}{'added us':>12}")
+    for name in modes:
+        print(f"{name:<22}{median[name] * 1e6:>12.1f}{median[name] / base:>10.3f}{(median[name] - base) * 1e6:>12.1f}")
+    result = {"model": "bert-2x64", "reps": options.reps, "steps": options.steps,
+              "us_per_step": {name: median[name] * 1e6 for name in modes},
+              "x_plain": {name: median[name] / base for name in modes}}
+    if options.json:
+        with open(options.json, "w") as out:
+            json.dump(result, out, indent=2)
+    budgets = {"regionprof_modules": 1.05, "regionprof_backward": 1.10}
+    failed = [f"{name} {median[name] / base:.3f} x > {limit}" for name, limit in budgets.items()
+              if median[name] / base > limit]
+    added_ops, added_torch = median["regionprof_ops"] - base, median["torch_profiler"] - base
+    if added_ops > added_torch / 3:
+        failed.append(f"ops=True adds {added_ops * 1e6:.0f} us, more than a third of torch.profiler's "
+                      f"{added_torch * 1e6:.0f} us")
+    if failed:
+        raise SystemExit("over budget: " + "; ".join(failed))
+
+
+if __name__ == "__main__":
+    main()
