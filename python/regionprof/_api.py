@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import html as _html
 import json
 import os
+import sys
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
@@ -75,15 +78,21 @@ class Profile:
         return _pythonic(self._native.html())
 
     def _repr_html_(self) -> str:
-        return self.html()
+        """The HTML report as a fragment for a notebook output: one ``<div class="regionprof">`` with an id
+        of its own, its styles scoped under it and its script reaching only its own elements, so that
+        other outputs (pandas tables, other profiles) are left as they are."""
+        return _pythonic(self._native.html_fragment(_fragment_id()))
 
     def write_json(self, path: StrPath) -> Path:
-        """Writes the JSON report to ``path``; returns the resolved path. Raises RuntimeError naming it."""
+        """Writes the JSON report to ``path``; returns the resolved path. Raises OSError naming it when it
+        cannot be written (FileNotFoundError for a missing directory, IsADirectoryError,
+        PermissionError, ...)."""
         self._native.write_json(os.fspath(_check_path("path", path)))
         return Path(path).resolve()
 
     def write_trace(self, path: StrPath) -> Path:
-        """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path``; returns the resolved path."""
+        """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path``; returns the resolved path.
+        Raises OSError naming it when it cannot be written."""
         self._native.write_trace(os.fspath(_check_path("path", path)))
         return Path(path).resolve()
 
@@ -92,7 +101,8 @@ class Profile:
 
         ``table``: ``"regions"`` (one row per run and region: ``run_index``, ``region_id``, ``calls``,
         ``cpu_time_us``, ``device_time_us``, the fractions), ``"summary"`` (``region_summary``, one row per
-        region, statistics flattened as ``cpu_time_us_median``), ``"runs"`` (one row per run: timing and
+        region, statistics flattened as ``cpu_time_us_median``, then ``(residual)`` and ``(run total)`` rows
+        from ``run_summary``, as in the Markdown summary), ``"runs"`` (one row per run: timing and
         residual), ``"tree"`` (one row per run and region-tree node, ``path`` joined by ``" > "``),
         ``"key_averages"`` (one row per view and event) or ``"region_ops"`` (one row per region and op
         row: ``region_id``, then the key-average row's columns; the residual's rows have ``region_id``
@@ -124,6 +134,11 @@ class Profile:
         return f"<regionprof.Profile runs={runs} regions={len(self.data.get('regions', []))}>"
 
 
+def _fragment_id() -> str:
+    """An id no other output of any session shares (a notebook keeps earlier sessions' outputs)."""
+    return f"regionprof-{uuid.uuid4().hex}"
+
+
 def _flat(prefix: str, value: Any, out: Dict[str, Any]) -> None:
     """Nested objects as ``a_b`` columns; lists and scalars as they are."""
     if isinstance(value, dict):
@@ -145,7 +160,16 @@ def _regions_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _summary_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return [_flat_row({}, entry) for entry in data.get("region_summary", [])]
+    rows = [_flat_row({}, entry) for entry in data.get("region_summary", [])]
+    totals = data.get("run_summary", {})
+    if not totals:
+        return rows
+    # The Markdown summary's last two rows: what no region owned, and the run totals (run_summary).
+    for name, prefix in (("(residual)", "residual_"), ("(run total)", "")):
+        domains = {f"{domain}_time_us": totals[f"{prefix}{domain}_time_us"] for domain in ("cpu", "device")
+                   if f"{prefix}{domain}_time_us" in totals}
+        rows.append(_flat_row({"region_id": name, "runs_present": totals.get("runs")}, domains))
+    return rows
 
 
 def _runs_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -220,12 +244,13 @@ class JobProfile(Profile):
 
     def html(self) -> str:
         """One self-contained HTML page holding the job's Markdown view."""
-        import html
-
         return (
             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>regionprof job report</title></head>\n"
-            f"<body><pre>{html.escape(self.markdown())}</pre></body></html>\n"
+            f"<body>{self._repr_html_()}</body></html>\n"
         )
+
+    def _repr_html_(self) -> str:
+        return f'<div class="regionprof"><pre>{_html.escape(self.markdown())}</pre></div>'
 
     def write_trace(self, path: StrPath) -> Path:
         """Writes the job's Chrome trace (``regionprof merge --trace``: one process per rank)."""
@@ -275,6 +300,29 @@ def _check_path(name: str, value: Any) -> "os.PathLike[str] | str":
     return value
 
 
+def _nvtx_package_warnings() -> List[Tuple[str, str]]:
+    """NVTX_INITIALIZED_WITHOUT_TOOL when the ``nvtx`` package's NVTX was initialised without regionprof's
+    capture: its first NVTX call came before ``import regionprof`` set NVTX_INJECTION64_PATH, and NVTX
+    attaches a tool only then (the package then hands out its dummy domain for every name). Asking the
+    package for a domain is also what initialises it when it has made no call yet, with the capture."""
+    nvtx = sys.modules.get("nvtx")
+    dummy = getattr(sys.modules.get("nvtx._lib"), "dummy_domain", None)
+    get_domain = getattr(nvtx, "get_domain", None)
+    if dummy is None or get_domain is None or not getattr(nvtx, "enabled", lambda: False)():
+        return []
+    extension = os.path.realpath(_native.__file__)
+    named = os.environ.get("NVTX_INJECTION64_PATH")
+    if not named or os.path.realpath(named) != extension:
+        return []  # another tool owns NVTX: NVTX_TOOL_CONFLICT says so
+    if get_domain("regionprof") is not dummy:
+        return []
+    return [("NVTX_INITIALIZED_WITHOUT_TOOL",
+             "the nvtx package made its first NVTX call before import regionprof named regionprof's capture as "
+             "NVTX's tool, so its NVTX runs without a tool in this process: no nvtx.annotate, push_range or mark "
+             "range is recorded. Import regionprof before the first nvtx range, or start Python with "
+             f"NVTX_INJECTION64_PATH={extension}")]
+
+
 def _run_native(workload: Callable[[], Any], options: Dict[str, Any], caller: Dict[str, Any]) -> Profile:
     """The one call into the native session (profile() and regionprof.torch.profile()): ``options``, the
     user's keyword options (checked natively, messages naming the keyword; output paths' directories
@@ -285,6 +333,7 @@ def _run_native(workload: Callable[[], Any], options: Dict[str, Any], caller: Di
     def call() -> None:
         workload()
 
+    caller = {**caller, "warnings": [*caller.get("warnings", ()), *_nvtx_package_warnings()]}
     native, trace = _native.profile(call, options, caller)
     return Profile(native, None if trace is None else Path(trace))
 
@@ -340,8 +389,9 @@ def analyze(trace: StrPath, **options: "Unpack[AnalyzeOptions]") -> Profile:
     prefixes). ``warmup_runs``: the first runs found are warm-ups and are left out (a trace of
     :func:`profile` holds its internal warm-up run first: ``warmup_runs=1`` reads it back to the
     profile's runs). Raises TypeError / ValueError naming the keyword for a bad option (a bad rule: the
-    C++ message), and :class:`regionprof.TraceError` (a ValueError) naming the file for a trace that
-    cannot be read.
+    C++ message), OSError naming the file for one that cannot be opened (FileNotFoundError,
+    IsADirectoryError, PermissionError), and :class:`regionprof.TraceError` (a ValueError) naming the
+    file for a trace that cannot be read as one.
 
     ```
     p = regionprof.analyze("rank0.json.gz", run_marker=r"ProfilerStep#\\d+", regions=["## (.*) ##=phase"])

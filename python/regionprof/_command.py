@@ -15,8 +15,10 @@ $ python -m regionprof run -o profile.json -- python app.py
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Deque, List, NoReturn, Optional, Sequence, Union
@@ -48,7 +50,10 @@ def _environment() -> dict:
 def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
     """Executes ``regionprof/bin/regionprof`` with ``argv`` (default: this process's arguments).
 
-    Never returns: the process becomes the command, whose exit status is this process's.
+    Never returns: the process becomes the command, whose exit status is this process's. The signals
+    Python ignores (SIGPIPE, SIGXFSZ) get their default action back first, since an ignored signal stays
+    ignored across exec: so a closed output pipe (``regionprof report p.json | head -1``) ends the command
+    by SIGPIPE, quietly, as it ends the C++ build's.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if not os.access(EXECUTABLE, os.X_OK):
@@ -59,6 +64,8 @@ def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
         sys.exit(1)
     sys.stdout.flush()
     sys.stderr.flush()
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(number, signal.SIG_DFL)
     os.execve(EXECUTABLE, [str(EXECUTABLE), *args], _environment())
 
 
@@ -97,7 +104,8 @@ def run(
     Raises TypeError / ValueError for a bad parameter before anything runs (an ``output`` the processes or
     windows would share: the placeholders' own message), subprocess.CalledProcessError
     when the command exits non-zero (its usage errors, exit 2, and the program's own status; ``stderr``
-    holds the last lines of its stderr), and RuntimeError naming a profile that was not written.
+    holds the last lines of its stderr), and FileNotFoundError naming a profile that was not written (or
+    the command, when it is missing from the installation).
 
     ```
     profile = regionprof.run(["python", "app.py"], warmup_runs=1)
@@ -126,8 +134,8 @@ def run(
         raise ValueError("windows need output, the path each window's profile is written to, with %w (the "
                          "window index), e.g. output='w/prof-%w.json': the windows' files are what the run leaves")
     if not os.access(EXECUTABLE, os.X_OK):
-        raise RuntimeError(f"regionprof.run: the command is missing from this installation ({EXECUTABLE}); "
-                           "reinstall the wheel (pip install --force-reinstall regionprof)")
+        raise FileNotFoundError(errno.ENOENT, f"regionprof.run: the command is missing from this installation "
+                                f"({EXECUTABLE}); reinstall the wheel (pip install --force-reinstall regionprof)")
     temporary = None
     if output is None:
         temporary = tempfile.mkdtemp(prefix="regionprof-run-")
@@ -174,8 +182,8 @@ def run(
                 if path is None:
                     path = _native.expand_output_path(pattern, 0, *process)
             if not os.path.isfile(path):
-                raise RuntimeError(f"regionprof.run: process {index} of {processes} wrote no profile to '{path}' "
-                                   "(see the command's message above)")
+                raise FileNotFoundError(errno.ENOENT, f"regionprof.run: process {index} of {processes} wrote no "
+                                        f"profile to '{path}' (see the command's message above)")
             profiles.append(load(path))
         return profiles if processes > 1 else profiles[0]
     finally:

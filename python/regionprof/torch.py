@@ -397,7 +397,6 @@ def _tracking_backward(call: Callable[..., Any], handle: int) -> Callable[..., A
         if positions or keys:
             done = _InputsDone.apply(backward_range, *[args[i] for i in positions], *[kwargs[k] for k in keys])
             if positions:
-                args = tuple(args)
                 replaced = list(args)
                 for i, tensor in zip(positions, done):
                     replaced[i] = tensor
@@ -483,7 +482,7 @@ def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]
         found.append(("COMPILED_MODULES",
                       f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} ({how}) and are "
                       f"not regions of their own: {r.region_id} owns their time ({shown}). Compile blocks "
-                      "separately (regional compilation) for a region per block."))
+                      "separately (regional compilation) for a region per top-level block (deeper: every_level=True)."))
     return found
 
 

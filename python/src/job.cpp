@@ -35,7 +35,7 @@ regionprof::job_report merge_profile_texts(const std::vector<std::string>& texts
   return regionprof::merge_ranks(std::move(profiles));
 }
 
-/// `format` of the job to `path`, atomically (regionprof/output/output.hpp); output_error is a RuntimeError.
+/// `format` of the job to `path`, atomically (regionprof/output/output.hpp); output_error is an OSError.
 void write_job(const regionprof::job_report& job, regionprof::output_format format, const std::string& path) {
   regionprof::write_output(regionprof::job_writers(job), format, path);
 }
@@ -59,13 +59,13 @@ void define_job_api(nb::module_& m) {
           [](const regionprof::job_report& job, const std::string& path) {
             write_job(job, regionprof::output_format::json, path);
           },
-          nb::arg("path"), "Writes the job report to `path` (atomically); RuntimeError naming it.")
+          nb::arg("path"), "Writes the job report to `path` (atomically); OSError naming it.")
       .def(
           "write_trace",
           [](const regionprof::job_report& job, const std::string& path) {
             write_job(job, regionprof::output_format::chrome_trace, path);
           },
-          nb::arg("path"), "Writes the job's Chrome trace to `path` (atomically); RuntimeError naming it.");
+          nb::arg("path"), "Writes the job's Chrome trace to `path` (atomically); OSError naming it.");
   m.def("merge_profiles", &merge_profile_texts, nb::arg("texts"), nb::arg("names"),
         "Joins rank profiles (JSON texts; names[i] names texts[i] in messages) into a job report, as "
         "`regionprof merge` does. Raises ValueError for no profile, RuntimeError naming a bad one.");

@@ -17,6 +17,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -198,6 +199,17 @@ class py_step_profiler {
 regionprof::Profile run_analyze(const std::string& path, nb::dict given) {
   const regionprof::profile_options options =
       regionprof::python::options_from_python("analyze", given, regionprof::options::command_defaults());
+  // A file that cannot be opened is an OSError naming it (a file that is no trace: TraceError, below).
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+    raise_os_error(EISDIR, "trace: cannot read " + path + ": " + std::strerror(EISDIR));
+  }
+  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd < 0) {
+    const int error = errno;
+    raise_os_error(error, "trace: cannot read " + path + ": " + std::strerror(error));
+  } else {
+    ::close(fd);
+  }
   regionprof::trace imported;
   {
     nb::gil_scoped_release unlocked;  // the import reads and parses the file only
@@ -214,6 +226,19 @@ NB_MODULE(_native, m) {
   // interpreter, not leaked: no "leaked instances" lines at exit.
   nb::set_leak_warnings(false);
 
+  // A file regionprof could not write is an OSError (the errno's subclass: FileNotFoundError for a
+  // missing directory, IsADirectoryError, PermissionError, ...) whose message names the path.
+  nb::register_exception_translator([](const std::exception_ptr& thrown, void*) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const regionprof::output_error& e) {
+      if (e.error_number() == 0) {
+        PyErr_SetString(PyExc_OSError, e.what());
+      } else {
+        PyErr_SetObject(PyExc_OSError, nb::make_tuple(e.error_number(), e.what()).ptr());
+      }
+    }
+  });
   nb::exception<regionprof::import_error>(m, "TraceError", PyExc_ValueError);
   nb::exception<regionprof::profile_read_error>(m, "ProfileReadError", PyExc_ValueError);
 
@@ -229,6 +254,10 @@ NB_MODULE(_native, m) {
           "The Markdown report; runs_detail: how many runs get a detailed table (default: all up to 5).")
       .def("html", [](const regionprof::Profile& p) { return regionprof::to_html(p); },
            "The HTML report (one self-contained page) as text.")
+      .def(
+          "html_fragment",
+          [](const regionprof::Profile& p, const std::string& id) { return regionprof::to_html_fragment(p, id); },
+          nb::arg("id"), "The HTML report as a fragment scoped to one <div id=id> (a notebook output).")
       .def("chrome_trace", [](const regionprof::Profile& p) { return regionprof::to_chrome_trace(p); },
            "The Chrome trace as text.")
       .def("write_json", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_json(p, path); },

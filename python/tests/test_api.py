@@ -326,7 +326,7 @@ def test_analyze_run_marker_and_profiler_steps(tmp_path: Path) -> None:
 
 def test_analyze_bad_files_name_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "absent.json"
-    with pytest.raises(regionprof.TraceError, match="absent.json"):
+    with pytest.raises(FileNotFoundError, match="absent.json"):  # cannot be opened: an OSError
         regionprof.analyze(missing)
     broken = tmp_path / "broken.json"
     broken.write_text('{"traceEvents": [ {"ph": "X", ')

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import re
+import signal
+import subprocess
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 
 import regionprof
-from command_support import BUILD_CLI, CONSOLE_SCRIPT, SOURCE_DIR, run, trace
+from command_support import BUILD_CLI, CONSOLE_SCRIPT, SOURCE_DIR, clean_environment, run, trace
 
 PACKAGE_DIR = Path(regionprof.__file__).resolve().parent
 
@@ -90,6 +93,30 @@ def test_analyze_report_diff_merge_match_the_cpp_build(tmp_path: Path) -> None:
     assert outputs["wheel"] == outputs["cpp"]
     job = outputs["wheel"][2]
     assert job["kind"] == "regionprof_job" and job["rank_count"] == 2
+
+
+def test_a_closed_output_pipe_ends_the_command_as_it_ends_the_cpp_build(tmp_path: Path) -> None:
+    """`regionprof report p.json | head -1`: the reader is gone before the command writes. The C++ command
+    dies of SIGPIPE, quietly (exit 141 in a shell); the console script and python -m regionprof must too,
+    though Python ignores SIGPIPE and an ignored signal stays ignored across exec."""
+    profile = regionprof.profile(lambda: sum(range(1000)), warmup_runs=0, measured_runs=2)
+    path = profile.write_json(tmp_path / "p.json")
+
+    def into_a_closed_pipe(argv: List[object]) -> Tuple[int, str]:
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            result = subprocess.run([str(a) for a in argv], stdout=writer, stderr=subprocess.PIPE, text=True,
+                                    timeout=120, env=clean_environment())
+        finally:
+            os.close(writer)
+        return result.returncode, result.stderr
+
+    ours = into_a_closed_pipe([CONSOLE_SCRIPT, "report", path])
+    assert ours == (-signal.SIGPIPE, "")
+    assert into_a_closed_pipe([sys.executable, "-m", "regionprof", "report", path]) == ours
+    if BUILD_CLI.is_file():
+        assert into_a_closed_pipe([BUILD_CLI, "report", path]) == ours
 
 
 APP = """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,8 @@ def test_load_gives_the_same_data_and_renders_again(saved: tuple) -> None:
     assert q.markdown(runs_detail=2).count("### Run") == 2
     page = q.html()
     assert page.startswith("<!DOCTYPE html>") and "region:parse" in page
-    assert q._repr_html_() == page
-    assert p._repr_html_().startswith("<!DOCTYPE html>")
+    assert q._repr_html_().startswith('<div class="regionprof" id="regionprof-') and "region:parse" in q._repr_html_()
+    assert p._repr_html_().startswith('<div class="regionprof" id="regionprof-')
     assert q.trace_file is None
 
 
@@ -48,6 +49,26 @@ def test_markdown_names_python_parameters_not_cli_flags(saved: tuple) -> None:
     many = regionprof.profile(step, warmup_runs=0, measured_runs=6)
     md = many.markdown()
     assert "--runs-detail" not in md and "markdown(runs_detail=N)" in md
+
+
+def test_file_errors_are_oserrors_naming_the_path(saved: tuple, tmp_path: Path) -> None:
+    p, _ = saved
+    job = regionprof.distributed.merge_texts([p.json()], ["r0.json"])
+    missing = tmp_path / "no_such_dir" / "out.json"
+    for write in (p.write_json, p.write_trace, job.write_json, job.write_trace):
+        with pytest.raises(FileNotFoundError,
+                           match=re.escape(f"'{missing}': directory '{missing.parent}' does not exist")):
+            write(missing)
+        with pytest.raises(IsADirectoryError, match=re.escape(f"'{tmp_path}': it is a directory")):
+            write(tmp_path)
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        regionprof.analyze(missing)
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        regionprof.analyze(tmp_path)
+    not_a_trace = tmp_path / "not_a_trace.json"
+    not_a_trace.write_text("not json")
+    with pytest.raises(regionprof.TraceError, match="not_a_trace.json"):  # opened, but not a trace: ValueError
+        regionprof.analyze(not_a_trace)
 
 
 def test_load_errors_name_the_file(tmp_path: Path) -> None:
@@ -71,6 +92,7 @@ def test_load_a_job_report(saved: tuple, tmp_path: Path) -> None:
     assert q.data["kind"] == "regionprof_job"
     assert "## Stragglers" in q.markdown()
     assert "Stragglers" in q.html()
+    assert q._repr_html_().startswith('<div class="regionprof"><pre># regionprof job report')
     assert isinstance(q, regionprof.JobProfile) and isinstance(q, regionprof.Profile)
     # The job's trace is drawn from the rank profiles (one process per rank), so a loaded job has one.
     trace = json.loads(q.write_trace(tmp_path / "job.trace.json").read_text())
@@ -118,7 +140,7 @@ def test_to_pandas_tables(saved: tuple) -> None:
     first = p.data["runs"][0]["regions"][0]
     assert regions.iloc[0]["cpu_time_us"] == first["cpu_time_us"]
     summary = q.to_pandas("summary")
-    assert len(summary) == 2 and "cpu_time_us_median" in summary.columns
+    assert len(summary) == 4 and "cpu_time_us_median" in summary.columns
     runs = q.to_pandas("runs")
     assert list(runs["run_index"]) == [0, 1, 2] and "cpu_time_us" in runs.columns
     assert "residual_cpu_time_us" in runs.columns
@@ -130,6 +152,26 @@ def test_to_pandas_tables(saved: tuple) -> None:
     assert [e["region_id"] for e in q.data["region_ops"]] == ["region:parse", "region:decode", "(residual)"]
     with pytest.raises(ValueError, match="table must be one of"):
         q.to_pandas("nope")
+
+
+def test_to_pandas_summary_ends_with_the_residual_and_run_total_rows_of_the_markdown(saved: tuple) -> None:
+    pytest.importorskip("pandas")
+    p, _ = saved
+    summary = p.to_pandas("summary").set_index("region_id")
+    assert list(summary.index) == ["region:parse", "region:decode", "(residual)", "(run total)"]
+    assert list(summary.loc[["(residual)", "(run total)"], "runs_present"]) == [3, 3]
+    # By hand from the runs: the median, min, max and mean of three values, and the MAD about the median.
+    for row, values in (("(residual)", [r["residual"]["cpu_time_us"] for r in p.data["runs"]]),
+                        ("(run total)", [r["timing"]["cpu_time_us"] for r in p.data["runs"]])):
+        low, middle, high = sorted(values)
+        assert summary.loc[row, "cpu_time_us_median"] == pytest.approx(middle, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_min"] == pytest.approx(low, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_max"] == pytest.approx(high, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_mean"] == pytest.approx((low + middle + high) / 3, abs=1e-9)
+        assert summary.loc[row, "cpu_time_us_mad"] == pytest.approx(min(middle - low, high - middle), abs=1e-9)
+        markdown_row = next(line for line in p.markdown().splitlines() if line.startswith(f"| {row} "))
+        assert f" {middle:.3f} |" in markdown_row
+    assert "device_time_us_median" not in summary.columns  # CPU only: no device column
 
 
 def test_to_pandas_without_pandas_says_what_to_install(saved: tuple, monkeypatch: pytest.MonkeyPatch) -> None:

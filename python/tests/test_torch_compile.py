@@ -133,6 +133,30 @@ def test_compiled_child_is_its_path_and_its_modules_are_not_regions() -> None:
         rtorch.discover(net, tuned={"a.fc": "fc_trt"})
 
 
+class Outer(nn.Module):
+    def __init__(self, body: nn.Module) -> None:
+        super().__init__()
+        self.body = body
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+def test_compiled_blocks_below_a_top_level_child_are_regions_with_every_level(regional: Net) -> None:
+    outer = Outer(regional)
+    p = rtorch.profile(outer, X, measured_runs=2)
+    assert region_ids(p) == ["untuned_module:body"]
+    assert compiled_warnings(p) == []
+    nested = rtorch.profile(outer, X, measured_runs=2, every_level=True)
+    assert region_ids(nested) == ["untuned_module:body"]
+    assert [n["path"] for n in nested.data["tree_summary"]] == [
+        ["untuned_module:body"], ["untuned_module:body", "untuned_module:body.a"],
+        ["untuned_module:body", "untuned_module:body.b"]]
+    assert [m.split(" (")[0] for m in compiled_warnings(nested)] == [
+        "2 module(s) run inside the compiled code of untuned_module:body.a",
+        "2 module(s) run inside the compiled code of untuned_module:body.b"]
+
+
 def test_regional_compilation_gives_a_region_per_block(regional: Net) -> None:
     before = state(regional)
     impls = [m.__dict__["_compiled_call_impl"] for m in (regional.a, regional.b)]
@@ -142,10 +166,10 @@ def test_regional_compilation_gives_a_region_per_block(regional: Net) -> None:
     assert compiled_warnings(p) == [
         "2 module(s) run inside the compiled code of untuned_module:a (module.compile()) and are not regions of "
         "their own: untuned_module:a owns their time (a.fc, a.act). Compile blocks separately (regional "
-        "compilation) for a region per block.",
+        "compilation) for a region per top-level block (deeper: every_level=True).",
         "2 module(s) run inside the compiled code of untuned_module:b (module.compile()) and are not regions of "
         "their own: untuned_module:b owns their time (b.fc, b.act). Compile blocks separately (regional "
-        "compilation) for a region per block.",
+        "compilation) for a region per top-level block (deeper: every_level=True).",
     ]
     assert state(regional) == before
     assert [m.__dict__["_compiled_call_impl"] for m in (regional.a, regional.b)] == impls

@@ -60,6 +60,7 @@ def test_wheel_name_contents_and_metadata(wheel: Path) -> None:
     vendored = sorted(n.split("/")[1].split("-")[0] for n in names if n.startswith("regionprof.libs/lib"))
     assert vendored == ["libboost_json", "libre2", "libsimdjson"]
     assert metadata["Version"] == regionprof.__version__
+    assert metadata["Requires-Python"] == ">=3.10"  # nanobind 3.1.0's minimum (scripts/wheel, docs/python.md)
     requires: Dict[str, str] = {r.split(";")[0].split(">")[0].strip(): r for r in metadata.get_all("Requires-Dist")}
     assert set(requires) == {"torch", "pandas", "pytest", "nvtx"}
     assert all("extra ==" in r for r in requires.values())  # installing pulls none of them

@@ -2,6 +2,7 @@
 // stop reasons, flush ranges and the machine's state, never timings.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -183,6 +184,38 @@ BOOST_AUTO_TEST_CASE(the_report_records_the_machine_and_warns_about_it) {
   BOOST_TEST(env.at("load_average").as_array()[0].as_double() == 3.5);
   BOOST_TEST(env.at("memory_available_bytes").to_number<int>() == 512 * 1024);
   BOOST_TEST(env.at("cpu_governor").as_string() == "powersave");
+}
+
+// The fake machine is idle at start here (0.50 on 2 CPUs); from the third call on (the internal warm-up is
+// call 0) its /proc/loadavg shows 9 runnable tasks. Each call lasts 110 ms, so the load is sampled after
+// every run (at most every 100 ms) and after the last: 1, 1, 9, 9, 9 and 9 runnable: 4 of 6 above 2 CPUs.
+BOOST_AUTO_TEST_CASE(a_load_spike_during_the_runs_is_sampled_and_warned) {
+  const fake_machine machine;
+  std::ofstream(fs::path(machine.root()) / "proc/loadavg") << "0.50 0.50 0.50 1/100 1\n";
+  profile_options options = quick(0, 4);
+  options.device_tracing = false;
+  options.system_root = machine.root();
+  int call = 0;
+  const Profile profile = regionprof::profile(
+      [&] {
+        if (call++ == 2) std::ofstream(fs::path(machine.root()) / "proc/loadavg") << "0.50 0.50 0.50 9/100 1\n";
+        std::this_thread::sleep_for(std::chrono::milliseconds(110));
+      },
+      options);
+  BOOST_TEST(call == 5);
+  const machine_environment& env = *profile.context().environment;
+  BOOST_REQUIRE(env.runs_load.has_value());
+  BOOST_TEST(env.runs_load->samples == 6u);
+  BOOST_TEST(env.runs_load->above_cpu_count == 4u);
+  BOOST_TEST(env.runs_load->max_runnable == 9u);
+  const auto& warnings = profile.result().warnings;
+  const auto loaded = std::find_if(warnings.begin(), warnings.end(),
+                                   [](const warning& w) { return w.code == warning_code::machine_loaded; });
+  BOOST_REQUIRE(loaded != warnings.end());
+  BOOST_TEST(loaded->message.starts_with("4 of 6 load samples taken through the runs found more runnable tasks than "
+                                         "the 2 online CPUs (up to 9)"));
+  const boost::json::object json_env = boost::json::parse(to_json(profile)).at("environment").as_object();
+  BOOST_TEST(boost::json::serialize(json_env.at("runs_load")) == R"({"samples":6,"above_cpu_count":4,"max_runnable":9})");
 }
 
 BOOST_AUTO_TEST_CASE(this_machine_is_recorded_too) {

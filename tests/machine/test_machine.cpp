@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "regionprof/machine/machine.hpp"
@@ -103,6 +105,74 @@ BOOST_AUTO_TEST_CASE(an_idle_machine_on_performance_does_not_warn) {
   files["sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"] = "performance\n";
   const fake_root root(files);
   BOOST_TEST(machine_warnings(read_machine_environment(root.path())).empty());
+}
+
+// The loaded machine has 5 online CPUs. Each sample is /proc/loadavg's runnable tasks as the file
+// holds them when sample() runs.
+BOOST_AUTO_TEST_CASE(a_load_spike_through_the_runs_is_machine_loaded) {
+  auto files = loaded_machine();
+  files["proc/loadavg"] = "0.50 0.50 0.50 1/456 789\n";  // idle at start: no warning from the start
+  files["sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"] = "performance\n";
+  const fake_root root(files);
+  const auto runnable = [&](int tasks) {
+    std::ofstream(fs::path(root.path()) / "proc/loadavg") << "0.50 0.50 0.50 " << tasks << "/456 789\n";
+  };
+  machine_probe probe(root.path(), std::make_unique<fake_gpus>());
+  probe.begin();
+  BOOST_TEST(!probe.environment().runs_load.has_value());
+  BOOST_TEST(probe.warnings().empty());
+  // 1, 5, 9, 12 runnable, then 2 at the end: 9 and 12 are above 5 CPUs (5 is not): 2 of 5, max 12.
+  for (int tasks : {1, 5, 9, 12}) {
+    runnable(tasks);
+    probe.sample();
+  }
+  runnable(2);
+  probe.end();
+  BOOST_REQUIRE(probe.environment().runs_load.has_value());
+  const load_samples& load = *probe.environment().runs_load;
+  BOOST_TEST(load.samples == 5u);
+  BOOST_TEST(load.above_cpu_count == 2u);
+  BOOST_TEST(load.max_runnable == 12u);
+  const std::vector<warning> warnings = probe.warnings();
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST((warnings[0].code == warning_code::machine_loaded));
+  BOOST_TEST(warnings[0].message ==
+             "2 of 5 load samples taken through the runs found more runnable tasks than the 5 online CPUs (up to 12): "
+             "other work competed for the CPUs; profile on an idle machine and compare profiles taken under the same "
+             "load");
+  // begin() starts over: the samples are the next window's.
+  probe.begin();
+  BOOST_TEST(!probe.environment().runs_load.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(one_loaded_sample_or_fewer_than_a_quarter_is_no_spike) {
+  machine_environment env;
+  env.cpu_count = 2;
+  env.runs_load = load_samples{1, 1, 9};  // one reading: too few to call a spike
+  BOOST_TEST(machine_warnings(env).empty());
+  env.runs_load = load_samples{9, 2, 9};  // 2 of 9: below a quarter
+  BOOST_TEST(machine_warnings(env).empty());
+  env.runs_load = load_samples{8, 2, 3};  // 2 of 8: a quarter
+  BOOST_TEST(machine_warnings(env).size() == 1u);
+  env.cpu_count = 0;  // CPUs unknown: nothing to compare with
+  BOOST_TEST(machine_warnings(env).empty());
+  // Loaded at start and through the runs: one warning saying both.
+  env.cpu_count = 2;
+  env.load_average = std::array<double, 3>{3.25, 1.0, 1.0};
+  const std::vector<warning> both = machine_warnings(env);
+  BOOST_REQUIRE_EQUAL(both.size(), 1u);
+  BOOST_TEST(both[0].message.starts_with("the 1-minute load average was 3.25 on 2 online CPUs when profiling started, "
+                                         "and 2 of 8 load samples taken through the runs found more runnable tasks "
+                                         "than the 2 online CPUs (up to 3): "));
+}
+
+BOOST_AUTO_TEST_CASE(a_sample_of_an_unreadable_loadavg_is_skipped) {
+  const fake_root root({{"sys/devices/system/cpu/online", "0-1\n"}, {"proc/loadavg", "0.1 0.1 0.1 garbled\n"}});
+  machine_probe probe(root.path(), std::make_unique<fake_gpus>());
+  probe.begin();
+  probe.sample();
+  probe.end();
+  BOOST_TEST(!probe.environment().runs_load.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(what_is_missing_stays_unset) {

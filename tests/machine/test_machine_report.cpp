@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <iterator>
 #include <string>
 
 #include "regionprof/model/profile.hpp"
@@ -25,6 +26,7 @@ report_context machine_context() {
   env.cpu_model = "Fake CPU";
   env.cpu_count = 4;
   env.load_average = std::array<double, 3>{6.5, 4.0, 2.25};
+  env.runs_load = load_samples{31, 7, 12};
   env.memory_total_bytes = 16777216u;
   env.cpu_governor = "performance";
   env.gpus.push_back({0, "Fake GPU", gpu_clock_state{1500, 2000, {"sw_power_cap"}}, std::nullopt});
@@ -50,6 +52,8 @@ BOOST_AUTO_TEST_CASE(stopping_and_environment_keys) {
   BOOST_TEST(env.at("cpu_count").to_number<int>() == 4);
   BOOST_TEST(env.at("load_average").as_array().size() == 3u);
   BOOST_TEST(env.at("load_average").as_array()[2].as_double() == 2.25);
+  BOOST_TEST(boost::json::serialize(env.at("runs_load")) == R"({"samples":31,"above_cpu_count":7,"max_runnable":12})");
+  BOOST_TEST(std::next(env.find("load_average"))->key() == "runs_load");
   BOOST_TEST(env.at("memory_total_bytes").to_number<std::uint64_t>() == 16777216u);
   BOOST_TEST(!env.contains("memory_available_bytes"));  // not read: left out
   BOOST_TEST(env.at("cpu_governor").as_string() == "performance");
@@ -69,8 +73,9 @@ BOOST_AUTO_TEST_CASE(the_markdown_overview_names_both) {
   const std::string markdown = to_markdown(Profile(one_run(), analysis_options{}, machine_context()));
   BOOST_TEST(markdown.find("- Stopping: noise_reached after 9 runs, noise (median_ci95) 1.50 %, target 5.00 %\n") !=
              std::string::npos);
-  BOOST_TEST(markdown.find("- Machine: Fake CPU, 4 CPUs, load 6.50 at start, governor performance, GPU 0 Fake GPU "
-                           "1500 MHz before\n") != std::string::npos);
+  BOOST_TEST(markdown.find("- Machine: Fake CPU, 4 CPUs, load 6.50 at start, 7 of 31 load samples through the runs "
+                           "above the CPU count, governor performance, GPU 0 Fake GPU 1500 MHz before\n") !=
+             std::string::npos);
   BOOST_TEST(to_markdown(Profile(one_run(), analysis_options{})).find("- Machine:") == std::string::npos);
 }
 

@@ -322,7 +322,8 @@ BOOST_AUTO_TEST_CASE(region_summary_across_runs) {
 BOOST_AUTO_TEST_CASE(run_summary_over_run_totals) {
   const json::object summary = report_of(device_result()).at("run_summary").as_object();
   BOOST_TEST(keys(summary) == (std::vector<std::string>{"runs", "wall_time_us", "cpu_time_us", "device_time_us",
-                                                        "device_busy_us", "device_span_us"}),
+                                                        "device_busy_us", "device_span_us", "residual_cpu_time_us",
+                                                        "residual_device_time_us"}),
              boost::test_tools::per_element());
   BOOST_TEST(summary.at("runs").as_int64() == 2);
   // wall {1500, 1} us: median = mean = 750.5, min 1, max 1500, mad 749.5, stddev |1500 - 1| / sqrt(2).
@@ -335,9 +336,17 @@ BOOST_AUTO_TEST_CASE(run_summary_over_run_totals) {
   BOOST_TEST(num(wall.at("stddev")) == 1499.0 / std::sqrt(2.0), boost::test_tools::tolerance(1e-12));
   // device {400, 0} us.
   BOOST_TEST(num(summary.at("device_time_us").at("median")) == 200.0);
+  // Residual CPU {600, 0} us: median = mean = 300, mad 300; residual device {100, 0} us: median 50, max 100.
+  const json::object& residual = summary.at("residual_cpu_time_us").as_object();
+  BOOST_TEST(num(residual.at("median")) == 300.0);
+  BOOST_TEST(num(residual.at("mean")) == 300.0);
+  BOOST_TEST(num(residual.at("mad")) == 300.0);
+  BOOST_TEST(num(residual.at("min")) == 0.0);
+  BOOST_TEST(num(summary.at("residual_device_time_us").at("median")) == 50.0);
+  BOOST_TEST(num(summary.at("residual_device_time_us").at("max")) == 100.0);
   // CPU-only: no device keys; a zero mean leaves cv out.
   const json::object cpu_only = report_of(cpu_only_result()).at("run_summary").as_object();
-  BOOST_TEST(keys(cpu_only) == (std::vector<std::string>{"runs", "wall_time_us", "cpu_time_us"}),
+  BOOST_TEST(keys(cpu_only) == (std::vector<std::string>{"runs", "wall_time_us", "cpu_time_us", "residual_cpu_time_us"}),
              boost::test_tools::per_element());
   analysis_result zero = cpu_only_result();
   zero.runs[0].cpu_time_ns = 0;

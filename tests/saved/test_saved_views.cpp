@@ -1,6 +1,9 @@
 // Views of saved profiles: a profile read back renders the same Markdown, the HTML page is self-contained,
-// the terminal table colours only on request and lists each region's first ops.
+// the HTML fragment is scoped to its root, the terminal table colours only on request and lists each
+// region's first ops.
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
@@ -64,7 +67,7 @@ BOOST_AUTO_TEST_CASE(html_page_is_self_contained_and_escaped) {
   BOOST_TEST(!contains(page, "<head>&"));
   // A stacked bar per run (CPU and device), a strip chart per domain: 4 charts; the status element.
   BOOST_TEST(occurrences(page, "<svg class=\"chart\"") == 4u);
-  BOOST_TEST(contains(page, "<p id=\"rp-status\">rendering</p>"));
+  BOOST_TEST(contains(page, "<p class=\"rp-status\">rendering</p>"));
   BOOST_TEST(contains(page, "Device time per run"));
   for (const char* external : {"<script src", "<link", "@import", "url(", "<img", "https://"}) {
     BOOST_TEST(!contains(page, external), external);
@@ -73,6 +76,52 @@ BOOST_AUTO_TEST_CASE(html_page_is_self_contained_and_escaped) {
   const std::string cpu_only = to_html(Profile(trace{}, analysis_options{}, fixed_context(), cpu_only_result()));
   BOOST_TEST(!contains(cpu_only, "Device time per run"));
   BOOST_TEST(occurrences(cpu_only, "<svg class=\"chart\"") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(html_fragment_is_scoped_to_its_root_and_holds_one_id) {
+  const Profile profile(trace{}, analysis_options{}, fixed_context(), device_result());
+  const std::string fragment = to_html_fragment(profile, "rp-a1");
+  BOOST_TEST(fragment.starts_with("<div class=\"regionprof\" id=\"rp-a1\">"));
+  BOOST_TEST(fragment.ends_with("</div>\n"));
+  for (const char* page_only : {"<!DOCTYPE", "<html", "<head", "<body", "<meta"}) {
+    BOOST_TEST(!contains(fragment, page_only), page_only);
+  }
+  // One id; the script finds its root by it and reaches nothing outside it.
+  BOOST_TEST(occurrences(fragment, "id=\"") == 1u);
+  BOOST_TEST(occurrences(fragment, "document.") == 1u);
+  BOOST_TEST(contains(fragment, "var root = document.getElementById('rp-a1');"));
+  BOOST_TEST(!contains(fragment, "window."));
+  BOOST_TEST(!contains(fragment, "body.setAttribute"));
+  // Every selector of every style rule starts at the root class.
+  const std::size_t open = fragment.find("<style>"), close = fragment.find("</style>");
+  BOOST_TEST_REQUIRE((open != std::string::npos && close != std::string::npos));
+  BOOST_TEST(occurrences(fragment, "<style>") == 1u);
+  const std::string css = fragment.substr(open + 7, close - open - 7);
+  std::vector<std::string> selectors;
+  for (std::size_t at = 0, brace; (brace = css.find('{', at)) != std::string::npos; at = css.find('}', brace) + 1) {
+    const std::string rule = css.substr(at, brace - at);
+    for (std::size_t from = 0; from <= rule.size();) {
+      const std::size_t comma = std::min(rule.find(',', from), rule.size());
+      std::string selector = rule.substr(from, comma - from);
+      selector.erase(0, selector.find_first_not_of(" \n"));
+      selector.erase(selector.find_last_not_of(" \n") + 1);
+      selectors.push_back(selector);
+      from = comma + 1;
+    }
+  }
+  BOOST_TEST(selectors.size() >= 10u);
+  for (const std::string& selector : selectors) {
+    BOOST_TEST((selector == ".regionprof" || selector.starts_with(".regionprof ")), selector);
+  }
+  // Another id: the same fragment but for the id.
+  std::string other = to_html_fragment(profile, "rp-b2");
+  for (std::size_t at; (at = other.find("rp-b2")) != std::string::npos;) other.replace(at, 5, "rp-a1");
+  BOOST_TEST(other == fragment);
+  // The page holds the fragment of the id `regionprof-report`, whole.
+  BOOST_TEST(contains(to_html(profile), to_html_fragment(profile, "regionprof-report")));
+  for (const char* bad : {"", "1rp", "rp a", "rp'a", "rp<a", "a-really-long-id-that-goes-past-sixty-four-characters-by-some-way-x"}) {
+    BOOST_CHECK_THROW(to_html_fragment(profile, bad), std::invalid_argument);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {

@@ -99,11 +99,17 @@ BOOST_AUTO_TEST_CASE(defaults_match_the_reference_module) {
   BOOST_TEST((marker.match == match_kind::exact));
   BOOST_TEST(marker.domain == "");  // any domain: the harness's NVTX range and a Kineto record_function
   const auto regions = default_region_rules();
-  BOOST_TEST_REQUIRE(regions.size() == 2u);
+  BOOST_TEST_REQUIRE(regions.size() == 4u);
   BOOST_TEST(regions[0].pattern == "aot_module:");
   BOOST_TEST(regions[0].kind == "aot_module");
   BOOST_TEST(regions[1].pattern == "untuned_module:");
   BOOST_TEST(regions[1].kind == "untuned_module");
+  // The modules' backward regions (design.md, rule 19): Python's regionprof.torch.profiler.
+  BOOST_TEST(regions[2].pattern == "aot_module_backward:");
+  BOOST_TEST(regions[2].kind == "aot_module_backward");
+  BOOST_TEST(regions[3].pattern == "untuned_module_backward:");
+  BOOST_TEST(regions[3].kind == "untuned_module_backward");
+  for (const name_rule& rule : regions) BOOST_TEST((rule.match == match_kind::prefix));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

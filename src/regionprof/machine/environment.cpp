@@ -103,6 +103,23 @@ std::optional<std::array<double, 3>> load_average(const std::optional<std::strin
   return values;
 }
 
+/// `/proc/loadavg`'s runnable tasks: the `3` of "0.50 0.40 0.30 3/123 4567".
+std::optional<std::uint64_t> runnable_tasks(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  std::istringstream in(*text);
+  std::string field;
+  for (int i = 0; i < 4; ++i) {
+    if (!(in >> field)) return std::nullopt;
+  }
+  const std::size_t slash = field.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  return parse_unsigned(std::string_view(field).substr(0, slash));
+}
+
+/// A load spike through the runs: at least 2 samples, and at least a quarter of them, found more runnable
+/// tasks than CPUs.
+bool spiked(const load_samples& load) { return load.above_cpu_count >= 2 && 4 * load.above_cpu_count >= load.samples; }
+
 /// `32K`, `1024K`, `32M`, `1G` or plain bytes.
 std::optional<std::uint64_t> cache_size(std::string_view text) {
   std::string value = trimmed(text);
@@ -196,12 +213,24 @@ std::vector<std::string> gpu_throttle_reason_names(std::uint64_t reasons) {
 
 std::vector<warning> machine_warnings(const machine_environment& env) {
   std::vector<warning> out;
-  if (env.load_average && env.cpu_count > 0 && (*env.load_average)[0] > static_cast<double>(env.cpu_count)) {
+  const bool at_start =
+      env.load_average && env.cpu_count > 0 && (*env.load_average)[0] > static_cast<double>(env.cpu_count);
+  const bool through_runs = env.runs_load && env.cpu_count > 0 && spiked(*env.runs_load);
+  if (at_start || through_runs) {
+    std::string what;
+    if (at_start) {
+      what = "the 1-minute load average was " + fixed2((*env.load_average)[0]) + " on " +
+             std::to_string(env.cpu_count) + " online CPUs when profiling started";
+    }
+    if (through_runs) {
+      what += std::string(at_start ? ", and " : "") + std::to_string(env.runs_load->above_cpu_count) + " of " +
+              std::to_string(env.runs_load->samples) + " load samples taken through the runs found more runnable " +
+              "tasks than the " + std::to_string(env.cpu_count) + " online CPUs (up to " +
+              std::to_string(env.runs_load->max_runnable) + ")";
+    }
     out.push_back({warning_code::machine_loaded, warning_source::nvtx,
-                   "the 1-minute load average was " + fixed2((*env.load_average)[0]) + " on " +
-                       std::to_string(env.cpu_count) +
-                       " online CPUs when profiling started: other work competed for the CPUs; profile on an "
-                       "idle machine and compare profiles taken under the same load"});
+                   what + ": other work competed for the CPUs; profile on an idle machine and compare profiles "
+                          "taken under the same load"});
   }
   if (!env.cpu_governor.empty() && env.cpu_governor != "performance") {
     out.push_back({warning_code::cpu_scaling_enabled, warning_source::nvtx,
@@ -265,7 +294,21 @@ void machine_probe::begin() {
   }
 }
 
+void machine_probe::sample() noexcept {
+  try {
+    const std::optional<std::uint64_t> runnable = runnable_tasks(read_text(path_under(root_, "/proc/loadavg")));
+    if (!runnable) return;
+    load_samples& load = environment_.runs_load ? *environment_.runs_load : environment_.runs_load.emplace();
+    ++load.samples;
+    if (environment_.cpu_count > 0 && *runnable > environment_.cpu_count) ++load.above_cpu_count;
+    load.max_runnable = std::max(load.max_runnable, *runnable);
+  } catch (...) {
+    // out of memory reading a small file: the sample is skipped
+  }
+}
+
 void machine_probe::end() {
+  sample();
   for (gpu_environment& gpu : environment_.gpus) gpu.after = gpus_->clocks(gpu.index);
 }
 

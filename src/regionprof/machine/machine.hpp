@@ -48,12 +48,25 @@ struct gpu_environment {
   std::optional<std::uint64_t> peak_memory_bandwidth_bytes_per_second{};
 };
 
+/// The machine's load sampled through the runs (machine_probe::sample): each reading is the number of
+/// runnable tasks at that moment, /proc/loadavg's fourth field (`3/456`: 3), the reading thread included.
+struct load_samples {
+  std::uint64_t samples = 0;          ///< readings taken
+  std::uint64_t above_cpu_count = 0;  ///< readings that found more runnable tasks than online CPUs
+  std::uint64_t max_runnable = 0;     ///< the most runnable tasks one reading found
+};
+
+/// How often a session samples the load: after a timed run when at least this long has passed since
+/// the last sample (the runs' boundaries, outside their time), and after the last run.
+inline constexpr std::int64_t load_sample_interval_ns = 100'000'000;
+
 /// Report `environment` (docs/report-schema.md, `environment`). Every member is
 /// what could be read; an unread one is empty or nullopt (and left out of the report).
 struct machine_environment {
   std::string cpu_model;             ///< /proc/cpuinfo's first `model name`
   std::size_t cpu_count = 0;         ///< online CPUs (/sys/devices/system/cpu/online); 0: unknown
   std::optional<std::array<double, 3>> load_average;  ///< /proc/loadavg: 1, 5 and 15 minutes, at start
+  std::optional<load_samples> runs_load;  ///< sampled through the runs; nullopt: no reading
   std::optional<std::uint64_t> memory_total_bytes;      ///< /proc/meminfo MemTotal
   std::optional<std::uint64_t> memory_available_bytes;  ///< /proc/meminfo MemAvailable, at start
   std::string cpu_governor;  ///< cpu0's cpufreq scaling_governor; empty where not readable
@@ -113,19 +126,26 @@ class gpu_monitor {
 std::unique_ptr<gpu_monitor> make_nvml_monitor();
 
 /// Records the environment over a measurement: begin() reads the CPU side (load average and memory at
-/// start), each GPU's peak memory bandwidth and its clocks before the first measured run, end() the
-/// clocks after the last.
+/// start), each GPU's peak memory bandwidth and its clocks before the first measured run; sample() reads
+/// the load between runs (one small /proc read; never while a run is timed); end() takes a last sample
+/// and the clocks after the last run.
 ///
 /// ```
 /// regionprof::machine_probe probe;            // "/" and NVML
-/// probe.begin(); measure(); probe.end();
+/// probe.begin();
+/// for (auto& run : runs) { run(); probe.sample(); }
+/// probe.end();
 /// trace.warnings += probe.warnings(); context.environment = probe.environment();
 /// ```
 class machine_probe {
  public:
   /// `gpus` null: make_nvml_monitor().
   explicit machine_probe(std::string root = "/", std::unique_ptr<gpu_monitor> gpus = nullptr);
+  /// Reads the environment anew; the load samples start over.
   void begin();
+  /// One reading of the runnable tasks into environment().runs_load; nothing when /proc/loadavg cannot be
+  /// read. Never throws.
+  void sample() noexcept;
   void end();
   const machine_environment& environment() const noexcept { return environment_; }
   /// machine_warnings(environment()).
@@ -138,9 +158,10 @@ class machine_probe {
 };
 
 /// The warnings `environment` calls for, in this order: MACHINE_LOADED (1-minute load average above
-/// cpu_count), CPU_SCALING_ENABLED (a governor other than `performance`), GPU_THROTTLED (per GPU, a
-/// throttle reason before or after other than gpu_idle, applications_clocks_setting and
-/// display_clock_setting).
+/// cpu_count at start, or a load spike through the runs: at least 2 samples, and at least a quarter of
+/// them, found more runnable tasks than CPUs; one warning saying which), CPU_SCALING_ENABLED (a governor
+/// other than `performance`), GPU_THROTTLED (per GPU, a throttle reason before or after other than
+/// gpu_idle, applications_clocks_setting and display_clock_setting).
 std::vector<warning> machine_warnings(const machine_environment& environment);
 
 /// Cold runs, CPU side: a buffer of the last-level cache's size (read_last_level_cache_bytes, else

@@ -92,21 +92,23 @@ std::string message_of(const std::string& path, std::string_view what, const std
 
 }  // namespace
 
-output_error::output_error(std::string path, std::string_view what, std::string reason)
-    : std::runtime_error(message_of(path, what, reason)), path_(std::move(path)), reason_(std::move(reason)) {}
+output_error::output_error(std::string path, std::string_view what, std::string reason, int error_number)
+    : std::runtime_error(message_of(path, what, reason)), path_(std::move(path)), reason_(std::move(reason)),
+      error_number_(error_number) {}
 
 void write_file_atomically(const std::string& path, std::string_view what,
                            const std::function<void(std::ostream&)>& write) {
-  const auto fail = [&](const std::string& why) { return output_error(path, what, why); };
+  const auto fail = [&](const std::string& why, int error) { return output_error(path, what, why, error); };
+  const auto fail_errno = [&](int error) { return fail(std::strerror(error), error); };
   const std::string directory = directory_of(path);
   struct stat existing {};
   const bool exists = ::stat(path.c_str(), &existing) == 0;
-  if (path.empty() || path.back() == '/' || (exists && S_ISDIR(existing.st_mode))) throw fail("it is a directory");
+  if (path.empty() || path.back() == '/' || (exists && S_ISDIR(existing.st_mode))) throw fail("it is a directory", EISDIR);
   if (exists && !S_ISREG(existing.st_mode)) {
     // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is written in place: a file renamed over
     // it would replace the node itself (for root, /dev/null of the whole machine).
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw fail(std::strerror(errno));
+    if (fd < 0) throw fail_errno(errno);
     descriptor_buffer buffer(fd);
     std::ostream out(&buffer);
     try {
@@ -114,11 +116,11 @@ void write_file_atomically(const std::string& path, std::string_view what,
       out.flush();
     } catch (const std::exception& e) {
       ::close(fd);
-      throw fail(buffer.error() != 0 ? std::strerror(buffer.error()) : e.what());
+      throw buffer.error() != 0 ? fail_errno(buffer.error()) : fail(e.what(), 0);
     }
     const int error = buffer.error();
-    if (::close(fd) != 0 && error == 0) throw fail(std::strerror(errno));
-    if (error != 0) throw fail(std::strerror(error));
+    if (::close(fd) != 0 && error == 0) throw fail_errno(errno);
+    if (error != 0) throw fail_errno(error);
     return;
   }
 
@@ -128,10 +130,12 @@ void write_file_atomically(const std::string& path, std::string_view what,
     const int error = errno;
     temporary.renamed = true;  // nothing was created
     struct stat dir {};
-    if (::stat(directory.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode)) {
-      throw fail("directory '" + directory + "' does not exist");
+    if (::stat(directory.c_str(), &dir) != 0) {
+      const int missing = errno;
+      throw fail("directory '" + directory + "' does not exist", missing);
     }
-    throw fail("cannot create a file in directory '" + directory + "': " + std::strerror(error));
+    if (!S_ISDIR(dir.st_mode)) throw fail("directory '" + directory + "' does not exist", ENOTDIR);
+    throw fail("cannot create a file in directory '" + directory + "': " + std::strerror(error), error);
   }
   if (exists && S_ISREG(existing.st_mode)) ::fchmod(temporary.fd, existing.st_mode & 07777);
 
@@ -141,19 +145,20 @@ void write_file_atomically(const std::string& path, std::string_view what,
     try {
       write(out);
     } catch (const std::exception& e) {
-      if (buffer.error() != 0) throw fail(std::strerror(buffer.error()));
-      throw fail(e.what());
+      if (buffer.error() != 0) throw fail_errno(buffer.error());
+      throw fail(e.what(), 0);
     }
     out.flush();
-    if (buffer.error() != 0) throw fail(std::strerror(buffer.error()));
-    if (!out) throw fail("the writer failed");
+    if (buffer.error() != 0) throw fail_errno(buffer.error());
+    if (!out) throw fail("the writer failed", 0);
   }
-  if (::fsync(temporary.fd) != 0) throw fail(std::strerror(errno));
+  if (::fsync(temporary.fd) != 0) throw fail_errno(errno);
   const int fd = temporary.fd;
   temporary.fd = -1;
-  if (::close(fd) != 0) throw fail(std::strerror(errno));
+  if (::close(fd) != 0) throw fail_errno(errno);
   if (::rename(temporary.path.c_str(), path.c_str()) != 0) {
-    throw fail("cannot rename '" + temporary.path + "' over it: " + std::strerror(errno));
+    const int error = errno;
+    throw fail("cannot rename '" + temporary.path + "' over it: " + std::strerror(error), error);
   }
   temporary.renamed = true;
   // The rename itself survives a crash of the machine once the directory is synced (best effort).

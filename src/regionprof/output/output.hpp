@@ -23,13 +23,17 @@ namespace regionprof {
 /// standard output").
 class output_error : public std::runtime_error {
  public:
-  output_error(std::string path, std::string_view what, std::string reason);
+  output_error(std::string path, std::string_view what, std::string reason, int error_number = 0);
   const std::string& path() const noexcept { return path_; }      ///< the target ("" standard output)
   const std::string& reason() const noexcept { return reason_; }  ///< "No space left on device"
+  /// The errno behind the failure (ENOSPC, ENOENT for a missing directory, EISDIR, ...); 0 when none
+  /// applies (a writer that threw, an output the result does not have).
+  int error_number() const noexcept { return error_number_; }
 
  private:
   std::string path_;
   std::string reason_;
+  int error_number_ = 0;
 };
 
 /// Writes `path` through `write`: the bytes go to a temporary file beside `path` (same directory, so

@@ -92,7 +92,7 @@ std::string to_html(const profile_diff& diff) {
   for (const diff_entry& e : diff.run_totals) totals.push_back({e.domain, {e.a_us, e.b_us}});
   body += "<h2>A against B: run totals</h2>" +
           html::strip_chart_svg(totals, {"A (baseline)", "B (candidate)"}, {"#4e79a7", "#f28e2b"});
-  return html::page("regionprof diff", body);
+  return html::page("regionprof diff", html::fragment("regionprof-diff", body));
 }
 
 }  // namespace regionprof

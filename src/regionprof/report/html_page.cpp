@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
 
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/statistics/statistics.hpp"
@@ -145,33 +146,43 @@ std::string strip_chart_svg(const std::vector<strip_row>& rows, const std::vecto
   return svg;
 }
 
-std::string page(std::string_view title, std::string_view body) {
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>";
-  out += escape(title);
-  out += R"(</title>
+std::string fragment(std::string_view id, std::string_view body) {
+  const auto id_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  };
+  if (id.empty() || id.size() > 64 || !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z')) ||
+      !std::all_of(id.begin(), id.end(), id_char)) {
+    throw std::invalid_argument("HTML fragment id '" + escape(id) +
+                                "': 1 to 64 ASCII letters, digits, '-' or '_', starting with a letter");
+  }
+  std::string out = "<div class=\"regionprof\" id=\"";
+  out += id;
+  out += R"(">
 <style>
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 960px; color: #222; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.85em; }
-th, td { border: 1px solid #ddd; padding: 2px 6px; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f4f4f4; cursor: pointer; } code { font-size: 0.95em; }
-svg.chart { width: 100%; height: auto; font-size: 11px; } svg.chart .grid { stroke: #eee; }
-svg.chart .median { stroke-width: 3; } .legend span { display: inline-block; margin-right: 1em; }
-.swatch { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.3em; vertical-align: middle; }
-.slower { color: #b00020; font-weight: bold; } .faster { color: #1b7f3b; font-weight: bold; }
-#rp-status { color: #888; font-size: 0.75em; }
-</style></head><body>
+.regionprof { font-family: system-ui, sans-serif; color: #222; max-width: 960px; }
+.regionprof h1 { font-size: 1.5em; } .regionprof h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+.regionprof table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.85em; }
+.regionprof th, .regionprof td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
+.regionprof td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.regionprof th { background: #f4f4f4; } .regionprof table.sortable th { cursor: pointer; } .regionprof code { font-size: 0.95em; }
+.regionprof svg.chart { width: 100%; height: auto; font-size: 11px; } .regionprof svg.chart .grid { stroke: #eee; }
+.regionprof svg.chart .median { stroke-width: 3; } .regionprof .legend span { display: inline-block; margin-right: 1em; }
+.regionprof .swatch { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.3em; vertical-align: middle; }
+.regionprof .slower { color: #b00020; font-weight: bold; } .regionprof .faster { color: #1b7f3b; font-weight: bold; }
+.regionprof .rp-status { color: #888; font-size: 0.75em; }
+</style>
 )";
   out += body;
-  out += R"(<p id="rp-status">rendering</p>
+  out += R"(<p class="rp-status">rendering</p>
 <script>
 (function () {
-  var status = document.getElementById('rp-status');
-  window.addEventListener('error', function (e) { status.textContent = 'regionprof-render-error: ' + e.message; });
+  var root = document.getElementById(')";
+  out += id;
+  out += R"(');
+  var status = root.querySelector('p.rp-status');
   try {
     // Click a column header to sort its table (numbers numerically).
-    Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
+    Array.prototype.forEach.call(root.querySelectorAll('table.sortable'), function (table) {
       Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
         th.addEventListener('click', function () {
           var body = table.tBodies[0];
@@ -188,16 +199,25 @@ svg.chart .median { stroke-width: 3; } .legend span { display: inline-block; mar
         });
       });
     });
-    var charts = document.querySelectorAll('svg.chart').length;
-    document.body.setAttribute('data-rendered', String(charts));
+    root.setAttribute('data-rendered', String(root.querySelectorAll('svg.chart').length));
     status.textContent = 'regionprof-render-ok';
   } catch (e) {
     status.textContent = 'regionprof-render-error: ' + e.message;
   }
 })();
 </script>
-</body></html>
+</div>
 )";
+  return out;
+}
+
+std::string page(std::string_view title, std::string_view fragment) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>";
+  out += escape(title);
+  out += "</title>\n<style>body { margin: 1.5em auto; max-width: 960px; }</style></head><body>\n";
+  out += fragment;
+  out += "</body></html>\n";
   return out;
 }
 

@@ -68,9 +68,17 @@ struct icicle_node {
 inline constexpr double icicle_width = 900.0;  // px, of the SVG viewBox
 std::string icicle_svg(const std::vector<icicle_node>& nodes, double total_us);
 
-/// The whole page: `<!DOCTYPE html>`, the inline style, `body`, and the inline script that (when it ran
-/// without an error) sets `#rp-status` to `regionprof-render-ok` and `body[data-rendered]`; on an error it
-/// writes `regionprof-render-error: <message>` there instead.
-std::string page(std::string_view title, std::string_view body);
+/// A report as a fragment that can sit in any page (a Jupyter output, beside other reports and pandas
+/// tables): `<div class="regionprof" id="ID">`, its style (every rule scoped under `.regionprof`), `body`,
+/// a `<p class="rp-status">` and its script, which reaches only the elements under its root (found by
+/// `id`): it makes the root's `table.sortable` tables sortable, and when it ran without an error it sets
+/// the status to `regionprof-render-ok` and the root's `data-rendered` to the number of its charts; on an
+/// error it writes `regionprof-render-error: <message>` there instead. `id` is the one id the fragment
+/// holds; throws std::invalid_argument unless it is 1 to 64 ASCII letters, digits, `-` or `_`, starting
+/// with a letter.
+std::string fragment(std::string_view id, std::string_view body);
+
+/// A whole page around one fragment: `<!DOCTYPE html>`, the title, a page margin, and `fragment`.
+std::string page(std::string_view title, std::string_view fragment);
 
 }  // namespace regionprof::report_detail::html

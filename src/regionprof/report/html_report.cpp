@@ -163,7 +163,7 @@ std::string key_average_table(const key_average_view& view) {
 
 }  // namespace
 
-std::string to_html(const Profile& profile) {
+std::string to_html_fragment(const Profile& profile, std::string_view id) {
   const analysis_result& result = profile.result();
   const trace& source = profile.source();
   const analysis_options& options = profile.options();
@@ -198,7 +198,11 @@ std::string to_html(const Profile& profile) {
     }
     body += "</ul>";
   }
-  return html::page("regionprof report: " + source.target.type, body);
+  return html::fragment(id, body);
+}
+
+std::string to_html(const Profile& profile) {
+  return html::page("regionprof report: " + profile.source().target.type, to_html_fragment(profile, "regionprof-report"));
 }
 
 }  // namespace regionprof

@@ -211,6 +211,8 @@ json::object run_summary_object(const analysis_result& result) {
   if (summary->device) object["device_time_us"] = stats_object(*summary->device);
   if (summary->device_busy) object["device_busy_us"] = stats_object(*summary->device_busy);
   if (summary->device_span) object["device_span_us"] = stats_object(*summary->device_span);
+  object["residual_cpu_time_us"] = stats_object(summary->residual_cpu);
+  if (summary->residual_device) object["residual_device_time_us"] = stats_object(*summary->residual_device);
   return object;
 }
 
@@ -254,6 +256,11 @@ json::object environment_object(const machine_environment& env) {
   if (env.cpu_count != 0) object["cpu_count"] = env.cpu_count;
   if (env.load_average) {
     object["load_average"] = json::array{(*env.load_average)[0], (*env.load_average)[1], (*env.load_average)[2]};
+  }
+  if (env.runs_load) {
+    object["runs_load"] = json::object{{"samples", env.runs_load->samples},
+                                       {"above_cpu_count", env.runs_load->above_cpu_count},
+                                       {"max_runnable", env.runs_load->max_runnable}};
   }
   if (env.memory_total_bytes) object["memory_total_bytes"] = *env.memory_total_bytes;
   if (env.memory_available_bytes) object["memory_available_bytes"] = *env.memory_available_bytes;

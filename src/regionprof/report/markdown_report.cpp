@@ -20,7 +20,6 @@
 #include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
 #include "regionprof/report/tree_report.hpp"
-#include "regionprof/statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
@@ -76,6 +75,10 @@ void machine_line(std::string& out, const machine_environment& env) {
   if (!env.cpu_model.empty()) add(clean(env.cpu_model));
   if (env.cpu_count != 0) add(std::to_string(env.cpu_count) + " CPUs");
   if (env.load_average) add("load " + fixed((*env.load_average)[0], 2) + " at start");
+  if (env.runs_load && env.cpu_count != 0) {
+    add(std::to_string(env.runs_load->above_cpu_count) + " of " + std::to_string(env.runs_load->samples) +
+        " load samples through the runs above the CPU count");
+  }
   if (env.memory_available_bytes && env.memory_total_bytes) {
     add(fixed(static_cast<double>(*env.memory_available_bytes) / (1u << 30), 1) + " of " +
         fixed(static_cast<double>(*env.memory_total_bytes) / (1u << 30), 1) + " GiB available");
@@ -182,18 +185,8 @@ void summary_section(std::string& out, const analysis_result& result, const std:
     add(code(result.regions[summary.region].id, max_region_id_chars), std::to_string(summary.runs_present), summary.cpu, summary.device,
         summary.off_thread, summary.median_throughput);
   }
-  // One run series at a time, 8 bytes per run (docs/design.md, rule 13).
-  const auto residual_summary = [&](bool on_device) {
-    std::vector<double> series;
-    series.reserve(result.runs.size());
-    for (const run_result& run : result.runs) {
-      series.push_back(static_cast<double>(on_device ? run.residual_device_ns.value_or(0) : run.residual_cpu_ns));
-    }
-    return stats::summarize(series);
-  };
   const std::string all = std::to_string(result.runs.size());
-  const stats::summary residual_cpu = residual_summary(false);
-  add("(residual)", all, residual_cpu, device ? std::optional(residual_summary(true)) : std::nullopt, std::nullopt, {});
+  add("(residual)", all, totals->residual_cpu, device ? totals->residual_device : std::nullopt, std::nullopt, {});
   add("(run total)", all, totals->cpu, totals->device, std::nullopt, {});
   rows.render(out);
   out += "Medians, MAD (median absolute deviation) and cv (stddev / mean) are over all " + all +

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regionprof/compare/profile_diff.hpp"
@@ -48,15 +49,21 @@ std::string to_json(const Profile& profile);
 /// ```
 std::string to_markdown(const Profile& profile, const markdown_options& markdown = {});
 
-/// One self-contained HTML page (inline CSS, SVG and script; nothing is fetched): the summary, a stacked
-/// bar per run (its regions and the residual, CPU and, with device data, device), each region's time
-/// across runs (a dot per run, the median as a tick), the key-average tables and the warnings. Its script
-/// sets `#rp-status` to `regionprof-render-ok` when it ran without an error.
+/// One self-contained HTML page (inline CSS, SVG and script; nothing is fetched) holding
+/// to_html_fragment(profile, "regionprof-report"): the summary, a stacked bar per run (its regions and
+/// the residual, CPU and, with device data, device), each region's time across runs (a dot per run, the
+/// median as a tick), the key-average tables and the warnings.
 ///
 /// ```
 /// std::ofstream("report.html") << regionprof::to_html(profile);
 /// ```
 std::string to_html(const Profile& profile);
+/// The same report as a fragment to embed in another page beside other content (a Jupyter output):
+/// one `<div class="regionprof" id="ID">` whose style rules are all scoped under `.regionprof` and whose
+/// script reaches only the elements under it; `id`, the one id it holds, must be unique in the page
+/// (1 to 64 ASCII letters, digits, `-`, `_`, starting with a letter; else std::invalid_argument). The
+/// script sets the root's `p.rp-status` to `regionprof-render-ok` when it ran without an error.
+std::string to_html_fragment(const Profile& profile, std::string_view id);
 
 /// A terminal view: per region (and the residual) the median CPU and device time over runs, the share of
 /// the run, and a bar of that share, in aligned columns `width` characters wide. `colour`: ANSI colours

@@ -192,8 +192,14 @@ std::optional<run_summary> summarize_runs(const analysis_result& result) {
     return stats::summarize(values);
   };
   run_summary out{series([](const run_result& r) { return r.wall_time_ns; }),
-                  series([](const run_result& r) { return r.cpu_time_ns; }), std::nullopt, std::nullopt, std::nullopt};
+                  series([](const run_result& r) { return r.cpu_time_ns; }),
+                  std::nullopt,
+                  std::nullopt,
+                  std::nullopt,
+                  series([](const run_result& r) { return r.residual_cpu_ns; }),
+                  std::nullopt};
   if (result.has_device_data) {
+    out.residual_device = series([](const run_result& r) { return r.residual_device_ns.value_or(0); });
     const auto all = [&](auto field) {
       return std::all_of(result.runs.begin(), result.runs.end(), [&](const run_result& r) { return (r.*field).has_value(); });
     };

@@ -109,13 +109,15 @@ std::vector<region_summary> summarize_regions(const analysis_result& result, std
 /// Which throughput figures some summary has a median of: the views' throughput columns (rule 18).
 std::array<bool, throughput::size> throughput_columns(const std::vector<region_summary>& summaries);
 
-/// The run totals across all runs (report `run_summary`), in ns.
+/// The run totals across all runs and their residuals (report `run_summary`), in ns.
 struct run_summary {
   run_stats wall;
   run_stats cpu;
   std::optional<run_stats> device;       ///< iff the analysis has device data
   std::optional<run_stats> device_busy;  ///< iff every run has it
   std::optional<run_stats> device_span;  ///< iff every run has it
+  run_stats residual_cpu;                ///< the runs' residual CPU time (time no region owned)
+  std::optional<run_stats> residual_device;  ///< iff the analysis has device data (a run without: 0)
 };
 
 /// The run totals' statistics; nullopt when there are no runs.

@@ -8,7 +8,6 @@
 #include "regionprof/report/markdown_table.hpp"
 #include "regionprof/report/report.hpp"
 #include "regionprof/report/report_common.hpp"
-#include "regionprof/statistics/statistics.hpp"
 
 namespace regionprof {
 namespace {
@@ -112,17 +111,11 @@ std::string to_terminal_table(const Profile& profile, bool colour, std::size_t w
     }
     lines.push_back(std::move(l));
   }
-  std::vector<double> residual_cpu, residual_device;
-  for (const run_result& run : result.runs) {
-    residual_cpu.push_back(static_cast<double>(run.residual_cpu_ns));
-    residual_device.push_back(static_cast<double>(run.residual_device_ns.value_or(0)));
-  }
-  const stats::summary rc = stats::summarize(residual_cpu);
+  const report_detail::run_stats& rc = totals->residual_cpu;
   line residual{"(residual)", rc.median / 1000.0, share(rc.mean * runs, cpu_sum), std::nullopt, std::nullopt, grey, {}};
-  if (device) {
-    const stats::summary rd = stats::summarize(residual_device);
-    residual.device_median_us = rd.median / 1000.0;
-    residual.device_share = share(rd.mean * runs, device_sum);
+  if (device && totals->residual_device) {
+    residual.device_median_us = totals->residual_device->median / 1000.0;
+    residual.device_share = share(totals->residual_device->mean * runs, device_sum);
   }
   lines.push_back(residual);
 

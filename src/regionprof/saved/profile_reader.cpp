@@ -182,6 +182,15 @@ class reader {
       env.load_average = std::array<double, 3>{as_double((*load)[0], load_at.element(0)), as_double((*load)[1], load_at.element(1)),
                                                as_double((*load)[2], load_at.element(2))};
     }
+    if (const json::object* load = optional_object(object, at, "runs_load")) {
+      const json_location load_at = at.member("runs_load");
+      load_samples& samples = env.runs_load.emplace();
+      for (auto [name, member] : {std::pair{"samples", &load_samples::samples},
+                                  std::pair{"above_cpu_count", &load_samples::above_cpu_count},
+                                  std::pair{"max_runnable", &load_samples::max_runnable}}) {
+        samples.*member = as_unsigned(required_member(*load, load_at, name), load_at.member(name));
+      }
+    }
     if (const json::value* total = optional_member(object, "memory_total_bytes")) {
       env.memory_total_bytes = as_unsigned(*total, at.member("memory_total_bytes"));
     }

@@ -232,10 +232,13 @@ std::int64_t session::timed_run(const std::function<void()>& body) {
   return end_timed_run();
 }
 
+bool session::next_run_is_warmup() const noexcept {
+  return setup_.warmup_run && spans_.empty() && next_window_ == 0;  // run 0: the internal warm-up
+}
+
 void session::begin_timed_run() {
   timed_ = true;
-  const bool warmup = setup_.warmup_run && spans_.empty() && next_window_ == 0;  // run 0: the internal warm-up
-  if (!warmup && measured_wall_ns_.empty()) measuring_since_ = clock_();  // max_time_s counts from here
+  if (!next_run_is_warmup() && measured_wall_ns_.empty()) measuring_since_ = clock_();  // max_time_s counts from here
   flush_caches();
   if (device_session* d = device()) d->synchronize();
   run_start_ = clock_();
@@ -253,8 +256,14 @@ std::int64_t session::end_timed_run() {
   if (device_session* d = device()) d->synchronize();
   const std::int64_t start = run_start_;
   const std::int64_t end = clock_();
-  const bool warmup = setup_.warmup_run && spans_.empty() && next_window_ == 0;
+  const bool warmup = next_run_is_warmup();
   spans_.push_back({start, end});
+  // The machine's load through the runs: at a run's end, outside its time, at most every 100 ms.
+  if (!last_load_sample_ns_) last_load_sample_ns_ = start;
+  if (end - *last_load_sample_ns_ >= load_sample_interval_ns) {
+    machine_.sample();
+    last_load_sample_ns_ = end;
+  }
   if (warmup) {
     warmup_in_spans_ = true;
     return end - start;

@@ -164,6 +164,8 @@ class session {
   enum class device_phase : std::uint8_t { off = 0, waiting = 1, failed = 2, ready = 3 };
   struct window_cut;
 
+  /// The next timed run is the internal warm-up run (the first of window 0, with setup.warmup_run).
+  bool next_run_is_warmup() const noexcept;
   output_set outputs_of(std::optional<std::uint64_t> window) const;
   /// The device's part of a window (`at_end` false: its activity up to `cut_ns`, with a forced flush when
   /// `force_flush`) or of the end (the device session stops), or a warning saying why there is none.
@@ -203,6 +205,7 @@ class session {
   std::vector<run_span> spans_;
   std::vector<std::int64_t> measured_wall_ns_;
   std::int64_t measuring_since_ = 0;
+  std::optional<std::int64_t> last_load_sample_ns_;  ///< when the load was last sampled (machine_probe::sample)
   bool timed_ = false;    ///< timed_run was called: the runs are timed
   bool warmup_in_spans_ = false;  ///< spans_ begins with the internal warm-up run
   std::int64_t run_start_ = 0;    ///< the open timed run's start (begin_timed_run)

@@ -2,8 +2,8 @@
 """Opens `regionprof report --format html` and `regionprof diff --html` pages in headless Chromium.
 
 The pages come from the shared torch.profiler traces (REGIONPROF_TRACES_DIR, two ranks of one job) when
-present, else from tests/data/import/basic.json. Checks that each page's script ran without an error (it writes `regionprof-render-ok` into #rp-status,
-which --dump-dom shows), that Chromium logged no console error, and saves a screenshot of each page:
+present, else from tests/data/import/basic.json. Checks that each page's script ran without an error (it writes `regionprof-render-ok` into the
+report's p.rp-status, which --dump-dom shows), that Chromium logged no console error, and saves a screenshot of each page:
 OUT_DIR/report.png and OUT_DIR/diff.png. Exits 77 (ctest: skipped) when no Chromium is installed
 (Debian package `chromium`).
 
@@ -46,12 +46,12 @@ def load(chromium, page, screenshot):
     if dom.returncode != 0:
         fail("chromium --dump-dom %s exited %d: %s" % (page, dom.returncode, dom.stderr[-2000:]))
     # The status element as the script left it (the script's own text names both markers too).
-    status = re.search(r'<p id="rp-status">([^<]*)</p>', dom.stdout)
+    status = re.search(r'<p class="rp-status">([^<]*)</p>', dom.stdout)
     if status is None or status.group(1) != "regionprof-render-ok":
         fail("%s: the page's script did not finish without an error (status %r):\n%s"
              % (page, status.group(1) if status else None, dom.stdout[-2000:]))
     if 'data-rendered="' not in dom.stdout:
-        fail("%s: body[data-rendered] is missing" % page)
+        fail("%s: the report's div[data-rendered] is missing" % page)
     console_errors = [line for line in dom.stderr.splitlines()
                       if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
     if console_errors:
