@@ -124,6 +124,24 @@ BOOST_AUTO_TEST_CASE(html_fragment_is_scoped_to_its_root_and_holds_one_id) {
   }
 }
 
+// docs/design.md, rule 20: before the key averages, a <details> per region and one for the residual,
+// each expanding to its rows (all of them: the JSON report's), escaped, sortable; nothing without them.
+BOOST_AUTO_TEST_CASE(html_expands_each_region_to_its_ops) {
+  analysis_result result = device_result_with_ops();
+  result.region_ops[0].rows[5].key = "aten::<relu>";
+  const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), result));
+  BOOST_TEST(occurrences(page, "<details class=\"region-ops\">") == 3u);
+  BOOST_TEST(contains(page, "<code>aot_module:encoder</code> (6 ops)</summary><table class=\"sortable\">"));
+  BOOST_TEST(contains(page, "<code>untuned_module:head</code> (0 ops)</summary><p>No ops.</p></details>"));
+  BOOST_TEST(contains(page, "(residual) (1 op)</summary><table class=\"sortable\">"));
+  BOOST_TEST(contains(page, "<code>aten::&lt;relu&gt;</code>"));  // the sixth row: the page holds every row
+  BOOST_TEST(contains(page, "<code>cudaDeviceSynchronize</code>"));
+  BOOST_TEST(page.find("<h2>Ops per region</h2>") < page.find("<h2>Key averages</h2>"));
+  const std::string section = page.substr(page.find("<h2>Ops per region</h2>"));
+  BOOST_TEST(occurrences(section.substr(0, section.find("<h2>Key averages</h2>")), "<tr>") == 2u + 6u + 1u);
+  BOOST_TEST(!contains(to_html(Profile(trace{}, analysis_options{}, fixed_context(), device_result())), "region-ops"));
+}
+
 BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
   const analysis_result result = tree_result();
   const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), result));
