@@ -393,8 +393,8 @@ BOOST_AUTO_TEST_CASE(each_wrong_key_is_named_by_its_path) {
 }
 
 // docs/design.md, rule 20: `region_ops` reads back entry for entry (the residual's by its id) and writes
-// the same text; a profile saved without it has none and writes none; a region_id that is neither a
-// region of `regions` nor the residual is an error naming the key.
+// the same text; a profile saved without it has none and writes none; an entry whose region_id is
+// neither a region of `regions` nor the residual is left out; a wrong type is an error naming the key.
 BOOST_AUTO_TEST_CASE(region_ops_read_back_and_name_their_regions) {
   const analysis_result live = device_result_with_ops();
   const Profile saved = round_trip(live);
@@ -430,8 +430,11 @@ BOOST_AUTO_TEST_CASE(region_ops_read_back_and_name_their_regions) {
   BOOST_TEST(read_profile_text(with_ops(R"x([{"region_id": "region:a", "rows": []}, {"region_id": "(residual)", "rows": []}])x"))
                  .result()
                  .region_ops.size() == 2u);
-  check_error(with_ops(R"([{"region_id": "region:b", "rows": []}])"),
-              "p.json: region_ops[0].region_id: 'region:b' is neither a region of `regions` nor (residual)");
+  const Profile renamed = read_profile_text(with_ops(R"([{"region_id": "region:b", "rows": [{"key": "x"}]}])"));
+  BOOST_TEST(renamed.result().has_region_ops);
+  BOOST_TEST(renamed.result().region_ops.empty());
+  check_error(with_ops(R"([{"region_id": 3, "rows": []}])"),
+              "p.json: region_ops[0].region_id: expected a string, found an integer");
   check_error(with_ops(R"([{"region_id": "region:a"}])"), "p.json: region_ops[0].rows: required key missing");
   check_error(with_ops(R"([{"region_id": "region:a", "rows": [3]}])"),
               "p.json: region_ops[0].rows[0]: expected an object, found an integer");

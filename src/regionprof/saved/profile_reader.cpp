@@ -397,21 +397,19 @@ class reader {
     return row;
   }
 
-  /// `region_ops` (rule 20): each entry names a region of `regions`, or the residual.
+  /// `region_ops` (rule 20): each entry names a region of `regions`, or the residual; one naming neither
+  /// (a profile edited by hand, a region renamed in `regions` and `runs` only) is left out.
   void region_ops(const json::array& entries, const json_location& at, analysis_result& result) const {
     result.has_region_ops = true;
     result.region_ops.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const json_location entry_at = at.element(i);
       const json::object& object = as_object(entries[i], entry_at);
-      const json_location id_at = entry_at.member("region_id");
-      const std::string id = as_string(required_member(object, entry_at, "region_id"), id_at);
+      const std::string id = as_string(required_member(object, entry_at, "region_id"), entry_at.member("region_id"));
       region_op_rows entry;
       if (id != region_op_rows::residual_id) {
         const auto found = index_.find(id);
-        if (found == index_.end() || found->second >= result.regions.size()) {
-          fail(id_at, "'" + id + "' is neither a region of `regions` nor " + std::string(region_op_rows::residual_id));
-        }
+        if (found == index_.end() || found->second >= result.regions.size()) continue;
         entry.region = found->second;
       }
       const json_location rows_at = entry_at.member("rows");
