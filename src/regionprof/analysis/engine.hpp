@@ -108,6 +108,14 @@ struct region_op_stats {
   cpu_key_stats stats;
 };
 
+/// A key-average row before it is made: its name, type and figures (CUDA: count and total_device). The
+/// views sort these and make only the rows they keep, so a long name is copied once per row kept.
+struct row_source {
+  name_id name = 0;
+  device_type type = device_type::cpu;
+  const cpu_key_stats* stats = nullptr;
+};
+
 /// The region op entries of the two owners a name had last (engine::region_op()), the latest first: a
 /// name that alternates between a region and the residual (every few tasks of a worker) still hits.
 struct op_cache_entry {
@@ -377,6 +385,10 @@ class engine {
   cpu_key_stats& stats_of(region_op_index op, name_id key) noexcept {
     return op.is_index() ? region_ops_[op].stats : cpu_keys_[key];
   }
+  /// At most `limit` rows of `sources`: descending by `metric`, then ascending by key, then CPU before
+  /// CUDA (rule 10); only those rows are made (key_averages.cpp).
+  template <typename Metric>
+  std::vector<key_average_row> first_rows(std::vector<row_source> sources, Metric metric, std::size_t limit) const;
   /// Rule 10's rows of one name: a CPU row (device fields iff device data) and a CUDA row.
   key_average_row cpu_row(name_id name, std::uint64_t count, std::int64_t self_cpu, std::int64_t total_cpu,
                           std::int64_t self_device, std::int64_t total_device) const;

@@ -1,8 +1,10 @@
 // Key averages (docs/design.md, rule 10): one row per (name, device type) seen in a run, two sorted views;
 // and the same rows per region that owns them (rule 20).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -10,29 +12,29 @@
 
 namespace regionprof::detail::attribution {
 
-namespace {
-
-/// At most `limit` of `rows`: descending by `metric`, then ascending by key, then CPU before CUDA.
 template <typename Metric>
-std::vector<key_average_row> first_rows(const std::vector<key_average_row>& rows, Metric metric, std::size_t limit) {
-  std::vector<const key_average_row*> sorted;
-  sorted.reserve(rows.size());
-  for (const key_average_row& row : rows) sorted.push_back(&row);
-  std::sort(sorted.begin(), sorted.end(), [&](const key_average_row* a, const key_average_row* b) {
-    const std::int64_t ma = metric(*a);
-    const std::int64_t mb = metric(*b);
+std::vector<key_average_row> engine::first_rows(std::vector<row_source> sources, Metric metric, std::size_t limit) const {
+  const auto before = [&](const row_source& a, const row_source& b) {
+    const std::int64_t ma = metric(a);
+    const std::int64_t mb = metric(b);
     if (ma != mb) return ma > mb;
-    if (a->key != b->key) return a->key < b->key;
-    return a->type < b->type;
-  });
-  if (sorted.size() > limit) sorted.resize(limit);
+    const std::string_view ka = in_.strings.view(a.name);
+    const std::string_view kb = in_.strings.view(b.name);
+    if (ka != kb) return ka < kb;
+    return a.type < b.type;
+  };
+  const std::size_t kept = std::min(limit, sources.size());
+  std::partial_sort(sources.begin(), sources.begin() + static_cast<std::ptrdiff_t>(kept), sources.end(), before);
   std::vector<key_average_row> out;
-  out.reserve(sorted.size());
-  for (const key_average_row* row : sorted) out.push_back(*row);
+  out.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const row_source& r = sources[i];
+    const cpu_key_stats& s = *r.stats;
+    out.push_back(r.type == device_type::cpu ? cpu_row(r.name, s.count, s.self_cpu, s.total_cpu, s.self_device, s.total_device)
+                                             : device_row(r.name, s.count, s.total_device));
+  }
   return out;
 }
-
-}  // namespace
 
 key_average_row engine::cpu_row(name_id name, std::uint64_t count, std::int64_t self_cpu, std::int64_t total_cpu,
                                 std::int64_t self_device, std::int64_t total_device) const {
@@ -79,39 +81,24 @@ void engine::add_key_averages(analysis_result& result) {
   std::stable_sort(device_ops.begin(), device_ops.end(), [&](region_op_index a, region_op_index b) {
     return region_ops_[a].name < region_ops_[b].name;
   });
-  // Every row exists only until the views pick theirs: reserved exactly (a trace of 100,000 distinct
-  // names would otherwise hold up to 2x their rows while the vector grows).
-  std::size_t device_names = 0;
-  for (std::size_t i = 0; i < device_ops.size(); ++i) {
-    device_names += i == 0 || region_ops_[device_ops[i]].name != region_ops_[device_ops[i - 1]].name ? 1 : 0;
+  std::vector<std::pair<name_id, cpu_key_stats>> device_sums;  // per device op name: count, total_device
+  for (const region_op_index index : device_ops) {
+    const region_op_stats& op = region_ops_[index];
+    if (device_sums.empty() || device_sums.back().first != op.name) device_sums.push_back({op.name, {}});
+    device_sums.back().second.count += op.stats.count;
+    device_sums.back().second.total_device += op.stats.total_device;
   }
-  std::vector<key_average_row> rows;
-  rows.reserve(static_cast<std::size_t>(std::count_if(cpu_keys_.begin(), cpu_keys_.end(),
-                                                      [](const cpu_key_stats& s) { return s.count != 0; })) +
-               device_names);
+  std::vector<row_source> sources;
   for (std::size_t name = 0; name < cpu_keys_.size(); ++name) {
-    const cpu_key_stats& s = cpu_keys_[name];
-    if (s.count == 0) continue;
-    rows.push_back(cpu_row(static_cast<name_id>(name), s.count, s.self_cpu, s.total_cpu, s.self_device, s.total_device));
+    if (cpu_keys_[name].count != 0) sources.push_back({static_cast<name_id>(name), device_type::cpu, &cpu_keys_[name]});
   }
-  for (std::size_t i = 0; i < device_ops.size();) {
-    const name_id name = region_ops_[device_ops[i]].name;
-    std::uint64_t count = 0;
-    std::int64_t total = 0;
-    for (; i < device_ops.size() && region_ops_[device_ops[i]].name == name; ++i) {
-      count += region_ops_[device_ops[i]].stats.count;
-      total += region_ops_[device_ops[i]].stats.total_device;
-    }
-    rows.push_back(device_row(name, count, total));
-  }
+  for (const auto& [name, sum] : device_sums) sources.push_back({name, device_type::cuda, &sum});
   result.cpu_time_total = {"cpu_time_total", options_.row_limit,
-                           first_rows(rows, [](const key_average_row& r) { return r.cpu_time_total_ns; },
-                                      options_.row_limit)};
+                           first_rows(sources, [](const row_source& r) { return r.stats->total_cpu; }, options_.row_limit)};
   if (device_data_) {
     result.device_time_total = key_average_view{
         "device_time_total", options_.row_limit,
-        first_rows(rows, [](const key_average_row& r) { return r.device_time_total_ns.value_or(0); },
-                   options_.row_limit)};
+        first_rows(std::move(sources), [](const row_source& r) { return r.stats->total_device; }, options_.row_limit)};
   }
 }
 
@@ -146,16 +133,17 @@ void engine::add_region_ops(analysis_result& result, const std::vector<std::uint
     by_owner[region_ops_[region_op_index::at(i)].owner].push_back(region_op_index::at(i));
   }
   const auto entry = [&](std::uint32_t owner, std::uint32_t region) {
-    std::vector<key_average_row> rows;
-    rows.reserve(by_owner[owner].size());
+    std::vector<row_source> sources;
+    sources.reserve(by_owner[owner].size());
     for (const region_op_index index : by_owner[owner]) {
       const region_op_stats& op = region_ops_[index];
-      const cpu_key_stats& s = op.stats;
-      rows.push_back(op.type == device_type::cpu
-                         ? cpu_row(op.name, s.count, s.self_cpu, s.total_cpu, s.self_device, s.total_device)
-                         : device_row(op.name, s.count, s.total_device));
+      sources.push_back({op.name, op.type, &op.stats});
     }
-    return region_op_rows{region, first_rows(rows, own_domain_total_ns, options_.row_limit)};
+    // The row's total in its own domain (own_domain_total_ns of the row it makes).
+    const auto own_domain = [](const row_source& r) {
+      return r.type == device_type::cpu ? r.stats->total_cpu : r.stats->total_device;
+    };
+    return region_op_rows{region, first_rows(std::move(sources), own_domain, options_.row_limit)};
   };
   std::vector<std::uint32_t> owner_of(result.regions.size());
   for (std::uint32_t owner = 0; owner < result_index.size(); ++owner) {
