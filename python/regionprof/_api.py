@@ -103,9 +103,10 @@ class Profile:
         ``cpu_time_us``, ``device_time_us``, the fractions), ``"summary"`` (``region_summary``, one row per
         region, statistics flattened as ``cpu_time_us_median``, then ``(residual)`` and ``(run total)`` rows
         from ``run_summary``, as in the Markdown summary), ``"runs"`` (one row per run: timing and
-        residual), ``"tree"`` (one row per run and region-tree node, ``path`` joined by ``" > "``) or
-        ``"key_averages"`` (one row per view and event). A job report's tables have a ``rank`` column
-        first, one block of rows per rank.
+        residual), ``"tree"`` (one row per run and region-tree node, ``path`` joined by ``" > "``),
+        ``"key_averages"`` (one row per view and event) or ``"region_ops"`` (one row per region and op
+        row: ``region_id``, then the key-average row's columns; the residual's rows have ``region_id``
+        ``"(residual)"``). A job report's tables have a ``rank`` column first, one block of rows per rank.
 
         ```
         df = regionprof.load("profile.json").to_pandas()
@@ -200,9 +201,14 @@ def _key_averages_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
             for name, view in views.items() if isinstance(view, dict) for event in view.get("events", [])]
 
 
+def _region_ops_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [_flat_row({"region_id": entry.get("region_id")}, row)
+            for entry in data.get("region_ops", []) for row in entry.get("rows", [])]
+
+
 _TABLES: Dict[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]] = {
     "regions": _regions_table, "summary": _summary_table, "runs": _runs_table, "tree": _tree_table,
-    "key_averages": _key_averages_table}
+    "key_averages": _key_averages_table, "region_ops": _region_ops_table}
 
 
 class JobProfile(Profile):

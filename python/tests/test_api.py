@@ -196,6 +196,41 @@ def test_torch_emit_nvtx_ranges_need_no_torch_profiler() -> None:
     assert any(i.startswith("op:") for i in ids(p))
 
 
+def test_nvtx_ranges_inside_a_region_are_its_ops() -> None:
+    """docs/design.md, rule 20: ranges no rule matches are ops of the topmost region around them, keyed as
+    the key averages key them (a torch op range by its op, the per-call ', seq = N, op_id = M' cut); a
+    nested region is no op; a range between regions is the residual's."""
+    def step() -> None:
+        with regionprof.region("body"):
+            with nvtx.annotate("aten::linear, seq = 3, op_id = 9"):
+                with nvtx.annotate("aten::addmm"):
+                    sum(range(2000))
+            with regionprof.region("inner"):
+                with nvtx.annotate("aten::relu"):
+                    pass
+        with nvtx.annotate("between"):
+            pass
+
+    p = regionprof.profile(step, warmup_runs=0, measured_runs=3)
+    ops = {e["region_id"]: {r["key"]: r for r in e["rows"]} for e in p.data["region_ops"]}
+    assert list(ops) == ["region:body", "(residual)"]
+    body = ops["region:body"]
+    assert set(body) == {"aten::linear", "aten::addmm", "aten::relu"}
+    assert all(r["count"] == 3 and r["device_type"] == "CPU" for r in body.values())
+    linear, addmm = body["aten::linear"], body["aten::addmm"]
+    assert linear["self_cpu_time_total_us"] == pytest.approx(
+        linear["cpu_time_total_us"] - addmm["cpu_time_total_us"], abs=1e-3)
+    assert set(ops["(residual)"]) == {"between"}
+
+    pandas = pytest.importorskip("pandas")
+    df = p.to_pandas("region_ops")
+    assert isinstance(df, pandas.DataFrame)
+    assert list(df.columns[:3]) == ["region_id", "key", "device_type"]
+    assert len(df) == 4
+    assert list(df["region_id"]) == ["region:body"] * 3 + ["(residual)"]
+    assert df[df["key"] == "aten::addmm"]["count"].item() == 3
+
+
 def test_off_thread_work_with_cross_thread() -> None:
     def step() -> None:
         def work() -> None:
@@ -241,6 +276,23 @@ def test_analyze_real_torch_profiler_trace(tmp_path: Path) -> None:
                            row_limit=3)
     assert calls(q) == {"phase:tail": 1, "untuned_module:body": 1}
     assert "## Attribution per run" in q.markdown()
+
+
+def test_analyze_real_torch_profiler_trace_ops_per_region(tmp_path: Path) -> None:
+    """docs/design.md, rule 20, on a trace torch.profiler wrote: the aten operators inside the
+    record_function region are its ops, read back from the saved profile the same."""
+    trace = tmp_path / "trace.json"
+    _torch_profiler_trace(trace)
+    p = regionprof.analyze(trace, regions=["## (.*) ##=phase", "untuned_module:(.*)=untuned_module"])
+    ops = {e["region_id"]: {r["key"]: r for r in e["rows"]} for e in p.data["region_ops"]}
+    assert list(ops) == ["untuned_module:body", "phase:tail", "(residual)"]
+    assert ops["untuned_module:body"]["aten::linear"]["count"] == 3
+    assert ops["untuned_module:body"]["aten::linear"]["device_type"] == "CPU"
+    assert "aten::sum" in ops["phase:tail"]
+    assert not any(key.startswith("untuned_module:") for key in ops["untuned_module:body"])
+    saved = regionprof.load(p.write_json(tmp_path / "p.json"))
+    assert saved.json() == p.json()
+    assert saved.data["region_ops"] == p.data["region_ops"]
 
 
 def test_analyze_run_marker_and_profiler_steps(tmp_path: Path) -> None:

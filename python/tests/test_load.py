@@ -148,6 +148,8 @@ def test_to_pandas_tables(saved: tuple) -> None:
     assert "region:decode > region:inner" in set(tree["path"])
     keys = q.to_pandas("key_averages")
     assert "regionprof.profiled_run" in set(keys["key"])
+    assert q.to_pandas("region_ops").empty  # no op inside the regions (test_api.py has some)
+    assert [e["region_id"] for e in q.data["region_ops"]] == ["region:parse", "region:decode", "(residual)"]
     with pytest.raises(ValueError, match="table must be one of"):
         q.to_pandas("nope")
 

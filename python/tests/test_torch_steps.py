@@ -343,3 +343,32 @@ def test_ops_records_torchs_op_ranges_keyed_by_op() -> None:
     assert "aten::linear" in keys
     assert "AddmmBackward0" in keys and "autograd::engine::evaluate_function: AddmmBackward0" in keys
     assert not [k for k in keys if "op_id" in k or "seq =" in k]
+
+
+def region_ops(p: regionprof.Profile) -> Dict[str, Dict[str, Any]]:
+    return {e["region_id"]: {r["key"]: r for r in e["rows"]} for e in p.data["region_ops"]}
+
+
+def test_ops_are_listed_under_the_module_that_ran_them() -> None:
+    """docs/design.md, rule 20 with ops=True: each op is a row of the module region around it, forward or
+    backward (rule 19); the optimizer's ops, outside every module, are the residual's."""
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+    x = torch.randn(4, 16)
+    forward = region_ops(rtorch.profile(model, x, warmup_runs=0, measured_runs=2, ops=True))
+    assert forward["untuned_module:0"]["aten::linear"]["count"] == 2
+    assert "aten::relu" in forward["untuned_module:1"]
+    assert "aten::linear" not in forward["untuned_module:1"]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    with rtorch.profiler(model, ops=True, row_limit=100) as p:
+        for _ in range(2):
+            model(x).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            p.step()
+    ops = region_ops(p.profile)
+    assert "aten::linear" in ops["untuned_module:0"]
+    assert "AddmmBackward0" in ops["untuned_module_backward:0"]
+    assert "AddmmBackward0" not in ops["untuned_module:0"]
+    assert any(key.startswith("Optimizer.step") or key.startswith("aten::") for key in ops["(residual)"])
+    assert p.profile.to_pandas("region_ops").groupby("region_id").size().to_dict() == \
+        {owner: len(rows) for owner, rows in ops.items() if rows}

@@ -97,6 +97,40 @@ void compare_with_reference(const trace& t, std::size_t skip_runs) {
       }
     }
   }
+  // Rule 20: every owner's rows, by total time in the row's own domain.
+  BOOST_TEST(got.region_ops.size() == got.regions.size() + (got.runs.empty() ? 0 : 1));
+  std::size_t owners = 0;
+  for (const region_op_rows& entry : got.region_ops) {
+    const std::string owner =
+        entry.region == region_op_rows::residual ? reference::residual_owner : got.regions.at(entry.region).id;
+    BOOST_TEST_CONTEXT("region ops of " << owner) {
+      const auto found = want.region_keys.find(owner);
+      if (found == want.region_keys.end()) {
+        BOOST_TEST(entry.rows.empty());
+        continue;
+      }
+      ++owners;
+      BOOST_TEST(entry.rows.size() == found->second.size());
+      std::int64_t previous = std::numeric_limits<std::int64_t>::max();
+      for (const key_average_row& row : entry.rows) {
+        BOOST_TEST_CONTEXT("key " << row.key << " " << to_string(row.type)) {
+          const auto figures = found->second.find({row.key, row.type});
+          BOOST_TEST_REQUIRE((figures != found->second.end()));
+          BOOST_TEST(row.count == figures->second.count);
+          BOOST_TEST(row.self_cpu_time_ns == figures->second.self_cpu);
+          BOOST_TEST(row.cpu_time_total_ns == figures->second.total_cpu);
+          if (t.has_device_data()) {
+            BOOST_TEST(*row.self_device_time_ns == figures->second.self_device);
+            BOOST_TEST(*row.device_time_total_ns == figures->second.total_device);
+          }
+          const std::int64_t total = own_domain_total_ns(row);
+          BOOST_TEST(total <= previous);
+          previous = total;
+        }
+      }
+    }
+  }
+  BOOST_TEST(owners == want.region_keys.size());
   BOOST_TEST(warning_figure(got, warning_code::overlapping_ranges) == want.overlaps);
   BOOST_TEST(warning_figure(got, warning_code::unmapped_region_events) == want.unmapped);
   BOOST_TEST(warning_figure(got, warning_code::off_thread_events) == want.off_thread_intervals);

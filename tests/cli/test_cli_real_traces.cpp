@@ -1,7 +1,7 @@
 // `regionprof analyze` on the real torch.profiler traces of REGIONPROF_TRACES_DIR (skipped, exit 77,
 // without it): run count, region ids and calls, CPU and device times per run, with and without
-// --cross-thread, against the naive reference of
-// tests/support/reference_attribution.hpp; first the engine, then the CLI's JSON.
+// --cross-thread, and each region's ops (docs/design.md, rule 20; without --cross-thread), against the
+// naive reference of tests/support/reference_attribution.hpp; first the engine, then the CLI's JSON.
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -37,7 +37,7 @@ const scenario alexnet{"alexnet_a100_kineto.json.gz",
                        {R"(\[param\|(clear_cache)\]=param)",
                         "aten::(conv2d|relu_|max_pool2d|adaptive_avg_pool2d|flatten|dropout|linear)=layer"}};
 
-std::vector<test::reference::run_figures> expected_figures(const trace& t, const scenario& s) {
+test::reference::result expected_result(const trace& t, const scenario& s) {
   test::reference::rules rules;
   rules.run_marker = std::regex(s.run_marker, std::regex::ECMAScript);
   for (const std::string& arg : s.region_args) {
@@ -45,7 +45,11 @@ std::vector<test::reference::run_figures> expected_figures(const trace& t, const
     rules.regions.push_back({std::regex(arg.substr(0, eq), std::regex::ECMAScript), arg.substr(eq + 1)});
   }
   rules.cross_thread = s.cross_thread;
-  return test::reference::attribute(t, rules).runs;
+  return test::reference::attribute(t, rules);
+}
+
+std::vector<test::reference::run_figures> expected_figures(const trace& t, const scenario& s) {
+  return expected_result(t, s).runs;
 }
 
 analysis_options options_of(const scenario& s) {
@@ -57,9 +61,49 @@ analysis_options options_of(const scenario& s) {
   return options;
 }
 
+/// Rule 20: every owner's rows (all of them: row_limit lifted) are the reference's, for on-thread work
+/// (the reference's rule 20 leaves cross_thread out).
+void check_region_ops(const trace& t, const scenario& s, const test::reference::result& want) {
+  analysis_options options = options_of(s);
+  options.row_limit = 1'000'000;
+  const analysis_result result = analyze(t, options);
+  BOOST_TEST_REQUIRE(result.region_ops.size() == result.regions.size() + 1);
+  std::size_t owners = 0;
+  std::size_t rows = 0;
+  for (const region_op_rows& entry : result.region_ops) {
+    const std::string owner = entry.region == region_op_rows::residual ? std::string(region_op_rows::residual_id)
+                                                                       : result.regions.at(entry.region).id;
+    BOOST_TEST_CONTEXT("ops of " << owner) {
+      const auto found = want.region_keys.find(owner);
+      if (found == want.region_keys.end()) {
+        BOOST_TEST(entry.rows.empty());
+        continue;
+      }
+      ++owners;
+      BOOST_TEST(entry.rows.size() == found->second.size());
+      for (const key_average_row& row : entry.rows) {
+        ++rows;
+        BOOST_TEST_CONTEXT("key " << row.key << " " << to_string(row.type)) {
+          const auto figures = found->second.find({row.key, row.type});
+          BOOST_TEST_REQUIRE((figures != found->second.end()));
+          BOOST_TEST(row.count == figures->second.count);
+          BOOST_TEST(row.self_cpu_time_ns == figures->second.self_cpu);
+          BOOST_TEST(row.cpu_time_total_ns == figures->second.total_cpu);
+          BOOST_TEST(row.self_device_time_ns.value_or(-1) == figures->second.self_device);
+          BOOST_TEST(row.device_time_total_ns.value_or(-1) == figures->second.total_device);
+        }
+      }
+    }
+  }
+  BOOST_TEST(owners == want.region_keys.size());
+  BOOST_TEST(rows > 0u);
+}
+
 void check_engine(const scenario& s, std::size_t expected_runs) {
   const trace t = import_kineto_trace(regionprof::test::shared_trace(s.file));
-  const auto expected = expected_figures(t, s);
+  const test::reference::result want = expected_result(t, s);
+  if (!s.cross_thread) check_region_ops(t, s, want);
+  const auto& expected = want.runs;
   BOOST_TEST_REQUIRE(expected.size() == expected_runs);
   const analysis_result result = analyze(t, options_of(s));
   BOOST_TEST_REQUIRE(result.runs.size() == expected.size());

@@ -290,6 +290,40 @@ BOOST_AUTO_TEST_CASE(nested_nvtx_ranges_make_the_region_tree) {
   BOOST_TEST(profile.at("tree_summary").as_array().size() == 3u);
 }
 
+// docs/design.md, rule 20: with only `outer` a region, the `inner` ranges inside it are its ops (3 a
+// run, the third inside the second: self time less than total), in the JSON and the Markdown report.
+BOOST_AUTO_TEST_CASE(nvtx_ranges_inside_a_region_are_its_ops) {
+  cli_test::scratch_dir dir{"regionprof-run"};
+  const outcome run = regionprof_run(
+      dir.path, {"--run-marker", "step", "--region", "outer=r", "-o", "p.json", "--", RUN_CHILD, "nested"});
+  BOOST_TEST_REQUIRE(run.status == 0);
+  const json::object profile = load_profile(dir.path / "p.json");
+  const json::array& entries = profile.at("region_ops").as_array();
+  BOOST_TEST_REQUIRE(entries.size() == 2u);
+  BOOST_TEST(entries[0].at("region_id").as_string() == "r:outer");
+  BOOST_TEST(entries[1].at("region_id").as_string() == "(residual)");
+  BOOST_TEST(entries[1].at("rows").as_array().empty());
+  const json::array& rows = entries[0].at("rows").as_array();
+  BOOST_TEST_REQUIRE(rows.size() == 1u);
+  BOOST_TEST(rows[0].at("key").as_string() == "inner");
+  BOOST_TEST(rows[0].at("device_type").as_string() == "CPU");
+  BOOST_TEST(rows[0].at("count").as_int64() == 6);
+  const double total = number(rows[0].at("cpu_time_total_us"));
+  const double self = number(rows[0].at("self_cpu_time_total_us"));
+  BOOST_TEST(self > 0.0);
+  BOOST_TEST(self < total);
+  // The nested `inner` counts in its parent's total too (rule 10); the self times lie inside `outer`.
+  BOOST_TEST(self <= number(profile.at("runs").at(0).at("regions").at(0).at("cpu_time_us")) +
+                         number(profile.at("runs").at(1).at("regions").at(0).at("cpu_time_us")));
+
+  const outcome markdown =
+      regionprof_run(dir.path, {"--run-marker", "step", "--region", "outer=r", "--", RUN_CHILD, "nested"});
+  BOOST_TEST_REQUIRE(markdown.status == 0);
+  BOOST_TEST(markdown.out.find("\n## Ops per region\n") != std::string::npos);
+  BOOST_TEST(markdown.out.find("\n### `r:outer`\n") != std::string::npos);
+  BOOST_TEST(markdown.out.find("| `inner` | CPU  |     6 |") != std::string::npos, markdown.out);
+}
+
 namespace {
 
 /// The run indices of a profile's runs, in order.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -234,6 +235,37 @@ BOOST_AUTO_TEST_CASE(cuda_graph_replayed_kernels_go_to_the_region_that_captured_
     BOOST_TEST(*region_of(by_launch, run, "region:replay")->device_time_ns == 10'000);
     BOOST_TEST(region_of(by_launch, run, "layer:0") == nullptr);
   }
+}
+
+// docs/design.md, rule 20 with rule 15: a replayed kernel is an op of the region its device time goes
+// to, the capturing one; the launch's CPU row stays with the launching region and keeps what it launched
+// (its device times go by launch, as the key averages'). By launch, every row is the launching region's.
+BOOST_AUTO_TEST_CASE(cuda_graph_replayed_kernels_are_ops_of_the_region_that_captured_them) {
+  graph_program p = captured_in_two_layers();
+  const trace& t = p.stop();
+  const auto ops_of = [](const analysis_result& result, const std::string& id) {
+    std::vector<std::tuple<std::string, device_type, std::uint64_t, std::int64_t, std::int64_t>> rows;
+    for (const region_op_rows& entry : result.region_ops) {
+      const bool match = entry.region == region_op_rows::residual ? id == region_op_rows::residual_id
+                                                                  : result.regions.at(entry.region).id == id;
+      if (!match) continue;
+      for (const key_average_row& row : entry.rows) {
+        rows.emplace_back(row.key, row.type, row.count, row.cpu_time_total_ns, row.device_time_total_ns.value_or(-1));
+      }
+    }
+    return rows;
+  };
+  using rows = std::vector<std::tuple<std::string, device_type, std::uint64_t, std::int64_t, std::int64_t>>;
+  const analysis_result by_capture = analyze(t, step_runs({"layer_(.*)=layer", "replay"}));
+  BOOST_TEST((ops_of(by_capture, "layer:0") == rows{{"layer0()", device_type::cuda, 2, 0, 8'000}}));
+  BOOST_TEST((ops_of(by_capture, "layer:1") == rows{{"layer1()", device_type::cuda, 2, 0, 12'000}}));
+  BOOST_TEST((ops_of(by_capture, "region:replay") == rows{{"cudaGraphLaunch", device_type::cpu, 2, 2'000, 20'000}}));
+  BOOST_TEST(ops_of(by_capture, "(residual)").empty());
+
+  const analysis_result by_launch = analyze(t, step_runs({"layer_(.*)=layer", "replay"}, graph_attribution::launch));
+  BOOST_TEST((ops_of(by_launch, "region:replay") == rows{{"layer1()", device_type::cuda, 2, 0, 12'000},
+                                                         {"layer0()", device_type::cuda, 2, 0, 8'000},
+                                                         {"cudaGraphLaunch", device_type::cpu, 2, 2'000, 20'000}}));
 }
 
 BOOST_AUTO_TEST_CASE(cuda_graph_capture_time_nesting_shows_in_the_region_tree) {

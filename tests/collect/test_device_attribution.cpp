@@ -1,7 +1,7 @@
 // End to end without a GPU: NVTX ranges (as the capture records them) plus device activity decoded from
 // real CUPTI record structs by the collector, analysed. Device time must land on the region that
 // launched it, through the correlation id, whenever it ran: also after the region closed, and for every
-// kernel of a CUDA graph launch.
+// kernel of a CUDA graph launch; and so must each kernel, copy and memset row of the region's ops.
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,11 +28,11 @@ const region_aggregate* region_of(const analysis_result& result, const run_resul
   return nullptr;
 }
 
-}  // namespace
-
-BOOST_AUTO_TEST_SUITE(collect_attribution)
-
-BOOST_AUTO_TEST_CASE(device_time_goes_to_the_region_that_launched_it) {
+/// Two steps, as the capture and CUPTI record them (ns, one thread): run 0's layer_0 launches a kernel
+/// and a copy, its layer_1 a CUDA graph of three kernels (the last ends after layer_1 closed), and a
+/// kernel is launched outside every region; run 1's layer_0 launches a kernel that runs after it closed,
+/// its layer_1 a memset. The device records come in two buffers, through the collector's decoder.
+trace decoded_steps() {
   // The NVTX side, as the capture records it (ns, one thread).
   trace t;
   const thread_index main = t.add_thread(pid, tid, "main");
@@ -72,12 +72,26 @@ BOOST_AUTO_TEST_CASE(device_time_goes_to_the_region_that_launched_it) {
   auto session = collect::make_device_session(options, std::make_unique<fake_backend>(std::vector{first, second}));
   session->start();
   session->stop(t);
-  BOOST_REQUIRE_EQUAL(t.threads.size(), 1u);  // the API calls joined the ranges' thread
-  BOOST_REQUIRE_EQUAL(t.device_ops.size(), 8u);
+  return t;
+}
 
+/// Runs are `step` ranges, regions `layer_N` (kind layer).
+analysis_options step_layers() {
   analysis_options analysis;
   analysis.run_marker = {match_kind::regex, "step", "run", ""};
   analysis.region_rules = {parse_region_arg("layer_(.*)=layer")};
+  return analysis;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(collect_attribution)
+
+BOOST_AUTO_TEST_CASE(device_time_goes_to_the_region_that_launched_it) {
+  const trace t = decoded_steps();
+  BOOST_REQUIRE_EQUAL(t.threads.size(), 1u);  // the API calls joined the ranges' thread
+  BOOST_REQUIRE_EQUAL(t.device_ops.size(), 8u);
+  const analysis_options analysis = step_layers();
   const analysis_result result = analyze(t, analysis);
   BOOST_TEST(result.has_device_data);
   BOOST_REQUIRE_EQUAL(result.runs.size(), 2u);
@@ -109,6 +123,62 @@ BOOST_AUTO_TEST_CASE(device_time_goes_to_the_region_that_launched_it) {
   for (const warning& w : result.warnings) {
     BOOST_TEST(w.code != warning_code::uncorrelated_device_ops, w.message);
     BOOST_TEST(w.code != warning_code::clock_anomaly, w.message);
+  }
+}
+
+// docs/design.md, rule 20: each region's ops are its API calls and the kernels, copies and memsets they
+// launched (by correlation, whenever they ran), over both runs; a launch outside every region is the
+// residual's. By total in the row's own domain, ties by key (ns):
+//   layer:0     late() 4000, layer0() 1000, Memcpy HtoD 200, cudaLaunchKernel 2 x 100 (launched 5000),
+//               cudaMemcpyAsync 100 (launched 200)
+//   layer:1     tail() 700, node() 2 x (200, 400), Memset 100, cudaGraphLaunch 100 (launched 1300),
+//               cudaMemsetAsync 100 (launched 100)
+//   (residual)  cudaLaunchKernel 100 (launched 100), residual() 100
+BOOST_AUTO_TEST_CASE(each_region_owns_the_ops_its_launches_ran) {
+  const analysis_result result = analyze(decoded_steps(), step_layers());
+  struct row {
+    std::string key;
+    device_type type;
+    std::uint64_t count;
+    std::int64_t cpu;     ///< total and self (no API call has children)
+    std::int64_t device;  ///< total and self
+  };
+  const std::vector<std::vector<row>> expected{
+      {{"late()", device_type::cuda, 1, 0, 4'000},
+       {"layer0()", device_type::cuda, 1, 0, 1'000},
+       {"Memcpy HtoD (Pageable -> Device)", device_type::cuda, 1, 0, 200},
+       {"cudaLaunchKernel", device_type::cpu, 2, 200, 5'000},
+       {"cudaMemcpyAsync", device_type::cpu, 1, 100, 200}},
+      {{"tail()", device_type::cuda, 1, 0, 700},
+       {"node()", device_type::cuda, 2, 0, 600},
+       {"Memset (Device)", device_type::cuda, 1, 0, 100},
+       {"cudaGraphLaunch", device_type::cpu, 1, 100, 1'300},
+       {"cudaMemsetAsync", device_type::cpu, 1, 100, 100}},
+      {{"cudaLaunchKernel", device_type::cpu, 1, 100, 100}, {"residual()", device_type::cuda, 1, 0, 100}},
+  };
+  BOOST_TEST_REQUIRE(result.region_ops.size() == expected.size());
+  const std::vector<std::string> owners{"layer:0", "layer:1"};
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    const region_op_rows& entry = result.region_ops[k];
+    if (k < owners.size()) {
+      BOOST_TEST(result.regions.at(entry.region).id == owners[k]);
+    } else {
+      BOOST_TEST(entry.region == region_op_rows::residual);
+    }
+    BOOST_TEST_REQUIRE(entry.rows.size() == expected[k].size());
+    for (std::size_t i = 0; i < expected[k].size(); ++i) {
+      const key_average_row& got = entry.rows[i];
+      const row& want = expected[k][i];
+      BOOST_TEST_CONTEXT("entry " << k << ", row " << i << " " << want.key) {
+        BOOST_TEST(got.key == want.key);
+        BOOST_TEST((got.type == want.type));
+        BOOST_TEST(got.count == want.count);
+        BOOST_TEST(got.cpu_time_total_ns == want.cpu);
+        BOOST_TEST(got.self_cpu_time_ns == want.cpu);
+        BOOST_TEST(got.device_time_total_ns.value_or(-1) == want.device);
+        BOOST_TEST(got.self_device_time_ns.value_or(-1) == want.device);
+      }
+    }
   }
 }
 

@@ -271,6 +271,48 @@ BOOST_AUTO_TEST_CASE(cpu_only_profile_says_why) {
 // Rule 18 through the real capture (CPU only): two instances of a region per run declare 4096 + 1024
 // bytes and 3 items; the report's cpu_bytes_per_second is 5120 B over the region's CPU time in that run,
 // as the report itself gives it, and the items likewise. The nested range's work (bytes 7) stays its own.
+// docs/design.md, rule 20, through the capture: NVTX ranges no rule matches are the ops of the topmost
+// region around them, keyed as the key averages key them (torch's op ranges by op, their per-call
+// ', seq = N, op_id = M' cut, rule 10); a nested region is no op, its ranges are the topmost region's;
+// a range between regions is the residual's.
+BOOST_AUTO_TEST_CASE(nvtx_ranges_inside_a_region_are_its_ops) {
+  const Profile profile = regionprof::profile(
+      [] {
+        regionprof_region_push_name("aot_module", "layer");
+        nvtxRangePushA("aten::linear, seq = 7, op_id = 12");
+        nvtxRangePushA("aten::addmm");
+        nvtxRangePop();
+        nvtxRangePop();
+        regionprof_region_push_name("aot_module", "nested");
+        nvtxRangePushA("aten::relu");
+        nvtxRangePop();
+        regionprof_region_pop();
+        regionprof_region_pop();
+        nvtxRangePushA("between");
+        nvtxRangePop();
+      },
+      quick(0, 3));
+  const analysis_result& result = profile.result();
+  BOOST_TEST_REQUIRE(result.region_ops.size() == 2u);
+  BOOST_TEST(result.regions.at(result.region_ops[0].region).id == "aot_module:layer");
+  BOOST_TEST(result.region_ops[1].region == region_op_rows::residual);
+  std::map<std::string, key_average_row> layer;
+  for (const key_average_row& row : result.region_ops[0].rows) layer[row.key] = row;
+  BOOST_TEST_REQUIRE(layer.size() == 3u);
+  for (const char* key : {"aten::linear", "aten::addmm", "aten::relu"}) {
+    BOOST_TEST_REQUIRE(layer.count(key) == 1u, key);
+    BOOST_TEST(layer[key].count == 3u, key);
+    BOOST_TEST((layer[key].type == device_type::cpu), key);
+  }
+  const key_average_row& linear = layer["aten::linear"];
+  const key_average_row& addmm = layer["aten::addmm"];
+  BOOST_TEST(linear.self_cpu_time_ns == linear.cpu_time_total_ns - addmm.cpu_time_total_ns);
+  BOOST_TEST(addmm.self_cpu_time_ns == addmm.cpu_time_total_ns);
+  BOOST_TEST_REQUIRE(result.region_ops[1].rows.size() == 1u);
+  BOOST_TEST(result.region_ops[1].rows[0].key == "between");
+  BOOST_TEST(result.region_ops[1].rows[0].count == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(declared_bytes_give_bytes_over_the_regions_cpu_time) {
   static const registered_region copy{region_kind::aot_module, "copy"};
   static const registered_region inner{"detail", "inner"};  // no rule: not a region

@@ -1,13 +1,15 @@
 // The Kineto importer across torch.profiler vintages: one scenario in the layouts of PyTorch 1.8, 1.9
-// and 2.x (tests/data/import/torch*_layout.json) gives the same trace facts and the same attribution;
-// a ROCm (HIP) trace reads as a CUDA one; what makes a trace CPU-only; a real CPU-only trace of
-// torch 2.15 (tests/data/torch2_cpu_only.json, from tests/data/make_torch2_cpu_only.py).
+// and 2.x (tests/data/import/torch*_layout.json) gives the same trace facts, the same attribution and
+// the same ops per region (rule 20); a ROCm (HIP) trace reads as a CUDA one; what makes a trace
+// CPU-only; a real CPU-only trace of torch 2.15 (tests/data/torch2_cpu_only.json, from
+// tests/data/make_torch2_cpu_only.py).
 #include <algorithm>
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -120,6 +122,60 @@ void check_scenario_attribution(const trace& t) {
   }
 }
 
+struct op_expectation {
+  const char* key;
+  device_type type;
+  std::uint64_t count;
+  std::int64_t self_cpu_ns, total_cpu_ns, self_device_ns, total_device_ns;
+};
+
+// docs/design.md, rule 20, hand-computed from the same scenario, both runs together (us):
+// forward: aten::linear [1020, 1170] holds launch 101 [1030, 1040] (gemm 50) and memset call 102
+//   [1050, 1055] (memset 4): self 150 - 10 - 5 = 135, device 54; run 1's launch 104 [1520, 1528] (gemm 40).
+// backward: memcpy call 103 [1230, 1250] (memcpy 30). Residual: launch 105 [1700, 1706] (relu 20).
+// Each by total in its own domain (CPU rows CPU, CUDA rows device).
+const op_expectation forward_ops[] = {
+    {"aten::linear", device_type::cpu, 1, 135 * us, 150 * us, 0, 54 * us},
+    {"void gemm_kernel<float>(float const*, float*, int)", device_type::cuda, 2, 0, 0, 90 * us, 90 * us},
+    {"cudaLaunchKernel", device_type::cpu, 2, 18 * us, 18 * us, 90 * us, 90 * us},
+    {"cudaMemsetAsync", device_type::cpu, 1, 5 * us, 5 * us, 4 * us, 4 * us},
+    {"Memset (Device)", device_type::cuda, 1, 0, 0, 4 * us, 4 * us},
+};
+const op_expectation backward_ops[] = {
+    {"Memcpy DtoH (Device -> Pageable)", device_type::cuda, 1, 0, 0, 30 * us, 30 * us},
+    {"cudaMemcpyAsync", device_type::cpu, 1, 20 * us, 20 * us, 30 * us, 30 * us},
+};
+const op_expectation residual_ops[] = {
+    {"void relu_kernel<float>(float*, int)", device_type::cuda, 1, 0, 0, 20 * us, 20 * us},
+    {"cudaLaunchKernel", device_type::cpu, 1, 6 * us, 6 * us, 20 * us, 20 * us},
+};
+
+void check_scenario_ops(const trace& t) {
+  const analysis_result result = analyze(t, step_options());
+  BOOST_TEST_REQUIRE(result.region_ops.size() == 3u);
+  const std::span<const op_expectation> expected[] = {forward_ops, backward_ops, residual_ops};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const region_op_rows& entry = result.region_ops[k];
+    BOOST_TEST(entry.region == (k < 2 ? std::uint32_t(k) : region_op_rows::residual));
+    BOOST_TEST_CONTEXT("entry " << k) {
+      BOOST_TEST_REQUIRE(entry.rows.size() == expected[k].size());
+      for (std::size_t i = 0; i < entry.rows.size(); ++i) {
+        const key_average_row& row = entry.rows[i];
+        const op_expectation& e = expected[k][i];
+        BOOST_TEST_CONTEXT("row " << i << " " << e.key) {
+          BOOST_TEST(row.key == e.key);
+          BOOST_TEST((row.type == e.type));
+          BOOST_TEST(row.count == e.count);
+          BOOST_TEST(row.self_cpu_time_ns == e.self_cpu_ns);
+          BOOST_TEST(row.cpu_time_total_ns == e.total_cpu_ns);
+          BOOST_TEST((row.self_device_time_ns == std::optional<std::int64_t>(e.self_device_ns)));
+          BOOST_TEST((row.device_time_total_ns == std::optional<std::int64_t>(e.total_device_ns)));
+        }
+      }
+    }
+  }
+}
+
 /// The trace facts every layout of the scenario shares.
 void check_scenario_trace(const trace& t) {
   BOOST_TEST(t.warnings.empty());  // Trace spans, User/gpu_user_annotation, flows, instants: skipped silently
@@ -171,6 +227,7 @@ BOOST_AUTO_TEST_CASE(torch_2_layout_gives_the_hand_computed_attribution) {
   const trace t = import_kineto_trace(data_file("torch2_layout.json"));
   check_scenario_trace(t);
   check_scenario_attribution(t);
+  check_scenario_ops(t);
 }
 
 // PyTorch 1.8: every CPU event is an Operator (record_function ranges and ProfilerStep#N too, so they
@@ -186,6 +243,7 @@ BOOST_AUTO_TEST_CASE(torch_1_8_layout_reads_as_the_torch_2_layout) {
     BOOST_TEST((interval.kind == interval_kind::cpu_op || interval.kind == interval_kind::runtime_api));
   }
   check_scenario_attribution(old);
+  check_scenario_ops(old);
 }
 
 // PyTorch 1.9: CPU events as cpu_op / user_annotation, CUPTI's still Runtime, Kernel, Memcpy, Memset,
@@ -200,6 +258,7 @@ BOOST_AUTO_TEST_CASE(torch_1_9_layout_reads_as_the_torch_2_layout) {
   for (const cpu_interval& interval : old.intervals) ranges += interval.kind == interval_kind::range ? 1 : 0;
   BOOST_TEST(ranges == 6u);  // 2 ProfilerStep#N, 4 regions
   check_scenario_attribution(old);
+  check_scenario_ops(old);
 }
 
 // Kineto on ROCm writes the CUDA names: HIP API calls as cuda_runtime, kernels and copies as kernel

@@ -1,7 +1,9 @@
-// The JSON text helpers behind every report: exact microsecond decimals, number formatting, escaping.
+// The JSON text helpers behind every report: exact microsecond decimals, number formatting, escaping, the
+// member-by-member object writer.
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include <boost/test/unit_test.hpp>
@@ -90,6 +92,45 @@ BOOST_AUTO_TEST_CASE(strings_are_escaped_and_utf8_repaired) {
   const std::string nasty = std::string("q\"\\\n\x01\x7f é \xff\xfe \xE2\x82 ") + std::string(1, '\0');
   const auto parsed = report_test::parse(quoted(nasty));
   BOOST_TEST(report_test::str(parsed) == "q\"\\\n\x01\x7f é " + fffd + fffd + " " + fffd + " " + std::string(1, '\0'));
+}
+
+// The writer's nested objects and string members give append_json's text of the same DOM, to a string
+// and through a stream in pieces (a string of 3 MiB is written through, not copied into a DOM).
+BOOST_AUTO_TEST_CASE(object_writer_nests_objects_as_append_json_does) {
+  const std::string long_name(3u << 20, 'x');
+  boost::json::object dom;
+  dom["a"] = 1;
+  boost::json::object inner;
+  inner["name"] = boost::json::string(long_name);
+  inner["rows"] = boost::json::array{boost::json::object{{"key", "k\"1"}, {"n", 2}}, boost::json::object{}};
+  dom["inner"] = inner;
+  dom["empty"] = boost::json::array{};
+  std::string expected;
+  append_json(expected, dom, 2);
+  const auto write = [&](std::string& text, std::ostream* stream) {
+    json_object_writer top(text, stream, 2);
+    top.member("a", 1);
+    json_object_writer nested = top.object_member("inner");
+    nested.string_member("name", long_name);
+    nested.begin_array("rows");
+    json_object_writer row = nested.object_element();
+    row.string_member("key", "k\"1");
+    row.member("n", 2);
+    row.finish();
+    nested.object_element().finish();
+    nested.end_array();
+    nested.finish();
+    top.begin_array("empty");
+    top.end_array();
+    top.finish();
+  };
+  std::string text;
+  write(text, nullptr);
+  BOOST_TEST(text == expected);
+  std::ostringstream out;
+  std::string scratch;
+  write(scratch, &out);
+  BOOST_TEST(out.str() == expected);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -116,7 +116,7 @@ BOOST_AUTO_TEST_CASE(the_options_tables_of_the_docs_are_the_declarations) {
 
 BOOST_AUTO_TEST_CASE(a_row_is_the_declaration) {
   const std::string run = render(cli_run);
-  BOOST_TEST(run.find("| `--row-limit N` | 20 | Rows per key-average table (default 20). |\n") != std::string::npos);
+  BOOST_TEST(run.find("| `--row-limit N` | 20 | Rows per key-average table and per region's ops (default 20). |\n") != std::string::npos);
   BOOST_TEST(run.find("| `--cross-thread` | off | Also attribute") != std::string::npos);
   const std::string py = render(py_profile);
   BOOST_TEST(py.find("| `measured_runs` | `10` | Recorded, reported runs") != std::string::npos);

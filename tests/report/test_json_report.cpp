@@ -375,6 +375,51 @@ BOOST_AUTO_TEST_CASE(bad_region_index_is_a_clear_error) {
   BOOST_CHECK_THROW(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result)), std::invalid_argument);
 }
 
+// docs/design.md, rule 20: `region_ops` last, one entry per region and the residual's, rows as the key
+// averages' in the analysis's order; absent for a result without them (a profile saved before them).
+BOOST_AUTO_TEST_CASE(region_ops_entries_and_rows) {
+  const json::object report = report_of(device_result_with_ops());
+  BOOST_TEST(keys(report).back() == "region_ops");
+  const json::array& entries = report.at("region_ops").as_array();
+  BOOST_TEST_REQUIRE(entries.size() == 3u);
+  std::vector<std::string> owners;
+  for (const json::value& entry : entries) {
+    BOOST_TEST(keys(entry.as_object()) == (std::vector<std::string>{"region_id", "rows"}), boost::test_tools::per_element());
+    owners.push_back(str(entry.at("region_id")));
+  }
+  BOOST_TEST(owners == (std::vector<std::string>{"aot_module:encoder", "untuned_module:head", "(residual)"}),
+             boost::test_tools::per_element());
+  const json::array& encoder = entries[0].at("rows").as_array();
+  BOOST_TEST_REQUIRE(encoder.size() == 6u);
+  std::vector<std::string> row_keys;
+  for (const json::value& row : encoder) row_keys.push_back(str(row.at("key")));
+  BOOST_TEST(row_keys == (std::vector<std::string>{"aten::mm", "gemm_kernel", "cudaLaunchKernel", "Memcpy HtoD",
+                                                   "aten::add", "aten::relu"}),
+             boost::test_tools::per_element());
+  const json::object& mm = encoder[0].as_object();
+  BOOST_TEST(keys(mm) == (std::vector<std::string>{"key", "device_type", "count", "self_cpu_time_total_us",
+                                                   "cpu_time_total_us", "self_device_time_total_us",
+                                                   "device_time_total_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(mm.at("device_type")) == "CPU");
+  BOOST_TEST(mm.at("count").as_int64() == 4);
+  BOOST_TEST(num(mm.at("self_cpu_time_total_us")) == 100.0);
+  BOOST_TEST(num(mm.at("cpu_time_total_us")) == 300.0);
+  BOOST_TEST(num(mm.at("device_time_total_us")) == 200.0);
+  BOOST_TEST(str(encoder[1].at("device_type")) == "CUDA");
+  BOOST_TEST(entries[1].at("rows").as_array().empty());
+  BOOST_TEST(num(entries[2].at("rows").at(0).at("cpu_time_total_us")) == 0.5);
+
+  BOOST_TEST(!report_of(device_result()).contains("region_ops"));
+  analysis_result bad = device_result_with_ops();
+  bad.region_ops[1].region = 7;
+  BOOST_CHECK_EXCEPTION(to_json(Profile(trace{}, analysis_options{}, fixed_context(), bad)), std::invalid_argument,
+                        [](const std::invalid_argument& e) {
+                          return std::string(e.what()).find("region_ops has an entry for region index 7") !=
+                                 std::string::npos;
+                        });
+}
+
 BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {
   analysis_result empty;
   empty.cpu_time_total.sort_by = "cpu_time_total";

@@ -114,6 +114,36 @@ BOOST_AUTO_TEST_CASE(sections_and_a_residual_row_per_run) {
                        "to 8 MiB\n") != std::string::npos);
 }
 
+// docs/design.md, rule 20: after the region tree, before the key averages: each region's first 5 rows,
+// how many more the JSON report holds, "No ops." for a region without any, then the residual's.
+BOOST_AUTO_TEST_CASE(ops_per_region_show_the_first_five_rows_of_each_region) {
+  const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), device_result_with_ops()));
+  BOOST_TEST_MESSAGE(text);
+  const std::size_t section = text.find("\n## Ops per region\n");
+  BOOST_TEST_REQUIRE(section != std::string::npos);
+  BOOST_TEST(section > text.find("\n## Attribution per run\n"));
+  BOOST_TEST(section < text.find("\n## Key averages\n"));
+  const std::string ops = text.substr(section, text.find("\n## Key averages\n") - section);
+  BOOST_TEST(ops.find("\n### `aot_module:encoder`\n") != std::string::npos);
+  BOOST_TEST(ops.find("\n### `untuned_module:head`\n\nNo ops.\n") != std::string::npos);
+  BOOST_TEST(ops.find("\n### (residual)\n") != std::string::npos);
+  BOOST_TEST(ops.find("1 more in the JSON report.") != std::string::npos);
+  BOOST_TEST(ops.find("`aten::relu`") == std::string::npos);  // the sixth row
+  const auto mm = rows_starting_with(ops, "`aten::mm`");
+  BOOST_TEST_REQUIRE(mm.size() == 1u);
+  BOOST_TEST(mm[0] == (std::vector<std::string>{"`aten::mm`", "CPU", "4", "100.000", "300.000", "0.000", "200.000"}),
+             boost::test_tools::per_element());
+  const auto gemm = rows_starting_with(ops, "`gemm_kernel`");
+  BOOST_TEST_REQUIRE(gemm.size() == 1u);
+  BOOST_TEST(gemm[0] == (std::vector<std::string>{"`gemm_kernel`", "CUDA", "6", "0.000", "0.000", "200.000", "200.000"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(rows_starting_with(ops, "`cudaDeviceSynchronize`").size() == 1u);
+  BOOST_TEST(rows_starting_with(ops, "`aten::add`").size() == 1u);
+
+  const std::string without = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), device_result()));
+  BOOST_TEST(without.find("## Ops per region") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(cpu_only_report_leaves_device_columns_out) {
   const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), cpu_only_result()));
   BOOST_TEST_MESSAGE(text);

@@ -392,6 +392,55 @@ BOOST_AUTO_TEST_CASE(each_wrong_key_is_named_by_its_path) {
               "p.json: created_at: expected a string, found an integer");
 }
 
+// docs/design.md, rule 20: `region_ops` reads back entry for entry (the residual's by its id) and writes
+// the same text; a profile saved without it has none and writes none; an entry whose region_id is
+// neither a region of `regions` nor the residual is left out; a wrong type is an error naming the key.
+BOOST_AUTO_TEST_CASE(region_ops_read_back_and_name_their_regions) {
+  const analysis_result live = device_result_with_ops();
+  const Profile saved = round_trip(live);
+  const analysis_result& read = saved.result();
+  BOOST_TEST(read.has_region_ops);
+  BOOST_TEST_REQUIRE(read.region_ops.size() == live.region_ops.size());
+  for (std::size_t k = 0; k < live.region_ops.size(); ++k) {
+    BOOST_TEST(read.region_ops[k].region == live.region_ops[k].region);
+    BOOST_TEST_REQUIRE(read.region_ops[k].rows.size() == live.region_ops[k].rows.size());
+    for (std::size_t i = 0; i < live.region_ops[k].rows.size(); ++i) {
+      const key_average_row& a = live.region_ops[k].rows[i];
+      const key_average_row& b = read.region_ops[k].rows[i];
+      BOOST_TEST(b.key == a.key);
+      BOOST_TEST((b.type == a.type));
+      BOOST_TEST(b.count == a.count);
+      BOOST_TEST(b.self_cpu_time_ns == a.self_cpu_time_ns);
+      BOOST_TEST(b.cpu_time_total_ns == a.cpu_time_total_ns);
+      BOOST_TEST((b.self_device_time_ns == a.self_device_time_ns));
+      BOOST_TEST((b.device_time_total_ns == a.device_time_total_ns));
+    }
+  }
+  const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), live));
+  BOOST_TEST(to_json(saved) == text);
+
+  const Profile old = round_trip(device_result());
+  BOOST_TEST(!old.result().has_region_ops);
+  BOOST_TEST(to_json(old).find("region_ops") == std::string::npos);
+
+  const std::string profile = minimal_with_run(minimal_run);
+  const auto with_ops = [&](std::string_view ops) {
+    return profile.substr(0, profile.size() - 1) + R"(, "region_ops": )" + std::string(ops) + "}";
+  };
+  BOOST_TEST(read_profile_text(with_ops(R"x([{"region_id": "region:a", "rows": []}, {"region_id": "(residual)", "rows": []}])x"))
+                 .result()
+                 .region_ops.size() == 2u);
+  const Profile renamed = read_profile_text(with_ops(R"([{"region_id": "region:b", "rows": [{"key": "x"}]}])"));
+  BOOST_TEST(renamed.result().has_region_ops);
+  BOOST_TEST(renamed.result().region_ops.empty());
+  check_error(with_ops(R"([{"region_id": 3, "rows": []}])"),
+              "p.json: region_ops[0].region_id: expected a string, found an integer");
+  check_error(with_ops(R"([{"region_id": "region:a"}])"), "p.json: region_ops[0].rows: required key missing");
+  check_error(with_ops(R"([{"region_id": "region:a", "rows": [3]}])"),
+              "p.json: region_ops[0].rows[0]: expected an object, found an integer");
+  check_error(with_ops(R"({})"), "p.json: region_ops: expected an array, found an object");
+}
+
 BOOST_AUTO_TEST_CASE(files_are_read_and_named) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::string path = (dir / ("regionprof_profile_reader_" + std::to_string(::getpid()) + ".json")).string();

@@ -1,5 +1,6 @@
 // Views of saved profiles: a profile read back renders the same Markdown, the HTML page is self-contained,
-// the HTML fragment is scoped to its root, the terminal table colours only on request.
+// the HTML fragment is scoped to its root, the terminal table colours only on request and lists each
+// region's first ops.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -123,6 +124,24 @@ BOOST_AUTO_TEST_CASE(html_fragment_is_scoped_to_its_root_and_holds_one_id) {
   }
 }
 
+// docs/design.md, rule 20: before the key averages, a <details> per region and one for the residual,
+// each expanding to its rows (all of them: the JSON report's), escaped, sortable; nothing without them.
+BOOST_AUTO_TEST_CASE(html_expands_each_region_to_its_ops) {
+  analysis_result result = device_result_with_ops();
+  result.region_ops[0].rows[5].key = "aten::<relu>";
+  const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), result));
+  BOOST_TEST(occurrences(page, "<details class=\"region-ops\">") == 3u);
+  BOOST_TEST(contains(page, "<code>aot_module:encoder</code> (6 ops)</summary><table class=\"sortable\">"));
+  BOOST_TEST(contains(page, "<code>untuned_module:head</code> (0 ops)</summary><p>No ops.</p></details>"));
+  BOOST_TEST(contains(page, "(residual) (1 op)</summary><table class=\"sortable\">"));
+  BOOST_TEST(contains(page, "<code>aten::&lt;relu&gt;</code>"));  // the sixth row: the page holds every row
+  BOOST_TEST(contains(page, "<code>cudaDeviceSynchronize</code>"));
+  BOOST_TEST(page.find("<h2>Ops per region</h2>") < page.find("<h2>Key averages</h2>"));
+  const std::string section = page.substr(page.find("<h2>Ops per region</h2>"));
+  BOOST_TEST(occurrences(section.substr(0, section.find("<h2>Key averages</h2>")), "<tr>") == 2u + 6u + 1u);
+  BOOST_TEST(!contains(to_html(Profile(trace{}, analysis_options{}, fixed_context(), device_result())), "region-ops"));
+}
+
 BOOST_AUTO_TEST_CASE(html_icicle_draws_one_rect_per_tree_node) {
   const analysis_result result = tree_result();
   const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), result));
@@ -163,6 +182,33 @@ BOOST_AUTO_TEST_CASE(terminal_table_colours_only_on_request) {
   for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
     BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
   }
+}
+
+// docs/design.md, rule 20: after the regions, each region's first 5 ops (type, total us in the row's own
+// domain, count, name), how many more, and the residual's; nothing without region ops.
+BOOST_AUTO_TEST_CASE(terminal_table_lists_each_regions_first_ops) {
+  const std::string plain =
+      to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result_with_ops()), false);
+  BOOST_TEST_MESSAGE(plain);
+  const std::size_t ops = plain.find("\nops per region: the first 5, by total us in the row's own domain (CPU or device)\n");
+  BOOST_TEST_REQUIRE(ops != std::string::npos);
+  BOOST_TEST(ops > plain.find("(run total)"));
+  BOOST_TEST(contains(plain, "\naot_module:encoder\n"
+                             "  CPU          300.000        4x  aten::mm\n"
+                             "  CUDA         200.000        6x  gemm_kernel\n"
+                             "  CPU           80.000        8x  cudaLaunchKernel\n"
+                             "  CUDA          50.000        2x  Memcpy HtoD\n"
+                             "  CPU            3.000        2x  aten::add\n"
+                             "  ... 1 more\n"
+                             "untuned_module:head\n"
+                             "  (no ops)\n"
+                             "(residual)\n"
+                             "  CPU            0.500        1x  cudaDeviceSynchronize\n"));
+  for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
+    BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
+  }
+  BOOST_TEST(!contains(to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result()), false),
+                       "ops per region"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

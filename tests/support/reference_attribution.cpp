@@ -219,6 +219,12 @@ result attribute(const trace& t, const rules& r) {
     node.cpu_ns += end[i] - iv[i].start_ns;
   }
 
+  // Rule 20: who owns an on-thread interval's op rows: its owning region's id, or the residual.
+  auto owner_of = [&](std::size_t i) {
+    const std::int64_t found = owning_region(i);
+    return found == none ? std::string(residual_owner) : *region[static_cast<std::size_t>(found)];
+  };
+
   // Rule 6: each op to its launching call (the first API call with its correlation id, by scanning every
   // interval), to that call's run and owning region. An off-thread launch outside any off-thread region
   // goes to the topmost region open at its start on the marker's thread.
@@ -274,10 +280,12 @@ result attribute(const trace& t, const rules& r) {
       if (innermost != none) run.tree[region_path(static_cast<std::size_t>(innermost))].self_device_ns += d;
     }
     if (on_thread_run(call) == none) continue;
-    key_figures& k = out.keys[{std::string(t.strings.view(op.name)), device_type::cuda}];
-    ++k.count;
-    k.self_device += d;
-    k.total_device += d;
+    const std::pair<std::string, device_type> key{std::string(t.strings.view(op.name)), device_type::cuda};
+    for (key_figures* k : {&out.keys[key], &out.region_keys[owner_of(call)][key]}) {
+      ++k->count;
+      k->self_device += d;
+      k->total_device += d;
+    }
   }
 
   // Rule 7: busy time by testing every elementary segment; span; residuals (rule 4).
@@ -323,11 +331,13 @@ result attribute(const trace& t, const rules& r) {
     run.residual_device_ns = std::max<std::int64_t>(0, run.device_ns - device);
   }
 
-  // Rule 10 over the on-thread intervals of each run.
+  // Rule 10 over the on-thread intervals of each run; rule 20 the same per owner, for every interval but
+  // the run's marker and the region instances.
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t run = on_thread_run(i);
     if (run == none) continue;
-    key_figures& k = out.keys[{std::string(t.strings.view(iv[i].name)), device_type::cpu}];
+    key_figures figures;
+    key_figures& k = figures;
     const std::int64_t d = end[i] - iv[i].start_ns;
     ++k.count;
     k.total_cpu += d;
@@ -346,6 +356,17 @@ result attribute(const trace& t, const rules& r) {
       }
       if (in_subtree) k.total_device += d_op;
       if (static_cast<std::int64_t>(i) == call_of[o]) k.self_device += d_op;
+    }
+    std::vector<key_figures*> targets{&out.keys[{std::string(t.strings.view(iv[i].name)), device_type::cpu}]};
+    if (!region[i] && static_cast<std::int64_t>(i) != owners[i].boundary) {
+      targets.push_back(&out.region_keys[owner_of(i)][{std::string(t.strings.view(iv[i].name)), device_type::cpu}]);
+    }
+    for (key_figures* target : targets) {
+      target->count += figures.count;
+      target->self_cpu += figures.self_cpu;
+      target->total_cpu += figures.total_cpu;
+      target->self_device += figures.self_device;
+      target->total_device += figures.total_device;
     }
   }
   return out;

@@ -1,5 +1,5 @@
 // The one independent, deliberately naive reading of the attribution rules (docs/design.md, rules
-// 1-13) that the analysis tests (random traces) and the CLI tests (real traces) judge the engine by. It shares no code with the engine:
+// 1-14 and 20) that the analysis tests (random traces) and the CLI tests (real traces) judge the engine by. It shares no code with the engine:
 // each interval's parent by scanning every earlier interval of its thread, ownership by walking parent
 // chains, each device op's launching call by scanning all intervals, the device union by testing every
 // elementary segment, each tree node's figures by comparing every pair of paths.
@@ -80,9 +80,15 @@ struct key_figures {
   std::int64_t total_device = 0;
 };
 
+/// The owner of the residual's ops in result::region_keys (rule 20).
+inline constexpr const char* residual_owner = "(residual)";
+
 struct result {
   std::vector<run_figures> runs;  ///< in marker order, skipped runs left out
   std::map<std::pair<std::string, device_type>, key_figures> keys;
+  /// Rule 20: rule 10's figures per owner (a region id, or residual_owner) of on-thread work: the CPU
+  /// intervals below the run's marker that are no region, and the ops their launches own.
+  std::map<std::string, std::map<std::pair<std::string, device_type>, key_figures>> region_keys;
   std::int64_t overlaps = 0;              ///< intervals clipped to their parent
   std::int64_t nested_markers = 0;        ///< markers inside a marker
   std::int64_t unmapped = 0;              ///< region intervals in no run, on any thread

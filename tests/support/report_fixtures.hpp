@@ -89,6 +89,27 @@ inline regionprof::analysis_result cpu_only_result() {
   return result;
 }
 
+/// device_result() with its ops per region (docs/design.md, rule 20), in the analysis's order:
+///   aot_module:encoder  6 rows (the views show 5): aten::mm CPU 300 us, gemm_kernel CUDA 200 us,
+///                       cudaLaunchKernel CPU 80 us, Memcpy HtoD CUDA 50 us, aten::add 3 us, aten::relu 1 us
+///   untuned_module:head none
+///   (residual)          cudaDeviceSynchronize CPU 0.5 us
+inline regionprof::analysis_result device_result_with_ops() {
+  using namespace regionprof;
+  analysis_result result = device_result();
+  result.has_region_ops = true;
+  result.region_ops = {{0,
+                        {{"aten::mm", device_type::cpu, 4, 100000, 300000, 0, 200000},
+                         {"gemm_kernel", device_type::cuda, 6, 0, 0, 200000, 200000},
+                         {"cudaLaunchKernel", device_type::cpu, 8, 80000, 80000, 250000, 250000},
+                         {"Memcpy HtoD", device_type::cuda, 2, 0, 0, 50000, 50000},
+                         {"aten::add", device_type::cpu, 2, 3000, 3000, 0, 0},
+                         {"aten::relu", device_type::cpu, 1, 1000, 1000, 0, 0}}},
+                       {1, {}},
+                       {region_op_rows::residual, {{"cudaDeviceSynchronize", device_type::cpu, 1, 500, 500, 0, 0}}}};
+  return result;
+}
+
 inline regionprof::report_context fixed_context() {
   regionprof::report_context context;
   context.warmup_runs = 3;

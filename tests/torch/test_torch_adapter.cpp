@@ -310,6 +310,29 @@ BOOST_AUTO_TEST_CASE(every_level_marks_nested_modules_and_the_analysis_keeps_the
   }
 }
 
+// docs/design.md, rule 20: the adapter emits module regions only (its RecordFunction callback closes the
+// regions a throwing TorchScript call left open and records nothing), so a LibTorch profile has an ops
+// entry per module region and the residual's, none holding an aten operator, and a nested module is no
+// op of its parent: the ops are the NVTX ranges and CUDA work inside the modules, which this model has not.
+BOOST_AUTO_TEST_CASE(module_regions_have_ops_entries_but_no_aten_operators) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
+  const torch::Tensor x = torch::randn({3, 4});
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, 2));
+  const regionprof::analysis_result& result = profile.result();
+  BOOST_TEST(result.has_region_ops);
+  BOOST_TEST_REQUIRE(result.region_ops.size() == result.regions.size() + 1);
+  for (std::size_t k = 0; k < result.region_ops.size(); ++k) {
+    const regionprof::region_op_rows& entry = result.region_ops[k];
+    BOOST_TEST(entry.region == (k < result.regions.size() ? k : regionprof::region_op_rows::residual));
+    for (const regionprof::key_average_row& row : entry.rows) {
+      BOOST_TEST(row.key.rfind("aten::", 0) != 0, row.key);
+      BOOST_TEST(row.key.rfind("untuned_module:", 0) != 0, row.key);
+    }
+  }
+}
+
 // every_level gives the region tree (docs/design.md, rule 14): each module's own time, under its parent,
 // with nothing counted twice.
 BOOST_AUTO_TEST_CASE(every_level_nests_each_module_under_its_parent_in_the_region_tree) {

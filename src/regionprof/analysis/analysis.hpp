@@ -1,4 +1,4 @@
-// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-14).
+// Attribution of a trace's CPU and device time to runs and regions (docs/design.md, rules 1-15, 18 and 20).
 #pragma once
 
 #include <cstddef>
@@ -186,10 +186,31 @@ struct key_average_row {
   std::optional<std::int64_t> device_time_total_ns;  ///< present iff device data
 };
 
+/// A row's total time in its own domain, ns: total CPU time of a `CPU` row, total device time of a
+/// `CUDA` row (the order of region_op_rows::rows, docs/design.md, rule 20).
+inline std::int64_t own_domain_total_ns(const key_average_row& row) noexcept {
+  return row.type == device_type::cpu ? row.cpu_time_total_ns : row.device_time_total_ns.value_or(0);
+}
+
 /// One sorted, row-limited view of the key averages.
 struct key_average_view {
   std::string sort_by;  ///< "cpu_time_total" or "device_time_total"
   std::size_t row_limit = 20;
+  std::vector<key_average_row> rows;
+};
+
+/// The ops one region owned over all measured runs (report `region_ops[k]`, docs/design.md, rule 20):
+/// the key averages (rule 10) of the CPU intervals and device ops it owns, or of those the runs'
+/// residual owns.
+struct region_op_rows {
+  /// `region` of the residual's entry: what no region owned.
+  static constexpr std::uint32_t residual = static_cast<std::uint32_t>(-1);
+  /// The residual's entry's `region_id` in the report (a region id always holds a ':', rule 11).
+  static constexpr std::string_view residual_id = "(residual)";
+  std::uint32_t region = residual;  ///< index into analysis_result::regions, or residual
+  /// Rows as rule 10 makes them, the region's own instances and nested regions left out; by total time
+  /// in the row's own domain (CPU rows: CPU total, CUDA rows: device total) descending, then key, then
+  /// CPU before CUDA; at most analysis_options::row_limit.
   std::vector<key_average_row> rows;
 };
 
@@ -207,6 +228,10 @@ struct analysis_result {
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
   /// Rule 18: the declared work of the region aggregates that have some (region_aggregate::work).
   std::vector<declared_work> work;
+  /// Rule 20: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
+  bool has_region_ops = false;
+  /// Rule 20: one entry per `regions` entry, in its order, then the residual's when there are runs.
+  std::vector<region_op_rows> region_ops;
 };
 
 /// The work `aggregate` (a region of one of `result`'s runs) declared (rule 18), or nullptr.

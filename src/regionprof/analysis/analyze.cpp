@@ -18,7 +18,8 @@ analysis_result engine::run() {
   find_marker_threads();
   order_ = order_by_thread(in_.intervals, thread_count_);
   cpu_keys_.assign(in_.strings.size(), {});
-  device_keys_.assign(in_.strings.size(), {});
+  last_cpu_op_.assign(in_.strings.size(), {});
+  last_device_op_.assign(in_.strings.size(), {});
   sum_launches();
   resolve_captures();  // rule 15: needs the thread order and the correlation slots
 

@@ -1,5 +1,6 @@
 // The result: regions by first appearance, each run's figures and region aggregates (docs/design.md,
-// rules 3-8) and region trees (rule 14), then the key averages and the warnings.
+// rules 3-8) and region trees (rule 14), then the key averages, the ops per region (rule 20) and the
+// warnings.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -83,6 +84,7 @@ analysis_result engine::assemble() {
 
   assemble_tree(result, by_run, result_index);  // rule 14
   if (device_data_) add_device_figures(result);
+  add_region_ops(result, result_index);  // rule 20
   add_key_averages(result);
   add_warnings(result);
   return result;

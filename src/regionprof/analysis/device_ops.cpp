@@ -1,6 +1,6 @@
 // Device ops: each launch's device time per correlation slot before the walks, then each op to its
 // launch's owner (docs/design.md, rule 6; off-thread launches, rule 9; graph replays by capture, rule
-// 15), with each run's busy union and span.
+// 15) and its row among that owner's ops (rule 20), with each run's busy union and span.
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -115,9 +115,13 @@ void engine::attribute_device_ops() {
       if (captured_node.is_index()) tree_[captured_node].self_device += length;
     }
     if (owner.is_index()) aggregates_[owner].device += length;
+    // Rules 10 and 20: a row of the region that got its time (rule 6, or 15 by capture), else of the residual.
     const name_id name = op.name < in_.strings.size() ? op.name : name_id{0};
-    ++device_keys_[name].count;
-    device_keys_[name].total += length;
+    cpu_key_stats& row =
+        region_ops_[region_op(owner.is_index() ? aggregates_[owner].region : residual_owner(), name, device_type::cuda)]
+            .stats;
+    ++row.count;
+    row.total_device += length;
   }
   for (run_device_state& r : run_devices_) {
     if (!r.unordered && r.open_end != min_ns) r.busy += r.open_end - r.open_start;

@@ -1,4 +1,4 @@
-// The attribution engine's shared state: docs/design.md, rules 1-10.
+// The attribution engine's shared state: docs/design.md, rules 1-15, 18 and 20.
 //
 // Passes (n intervals, m device ops; every pass is linear, none allocates per event):
 //   1. classify names (name_classifier, once per distinct name and domain), find the threads that hold
@@ -7,18 +7,20 @@
 //   3. sum each launch's device time by correlation slot (needed by the key averages' subtree totals),
 //      count uncorrelated ops and clock anomalies (device_ops.cpp);
 //   4. walk each thread once with a stack (rule 1), marker threads first: run ownership (2, 9), topmost
-//      regions (3-5), key averages (10) and each launch's owner (run, region) per correlation slot
-//      (thread_walk.cpp);
+//      regions (3-5), key averages (10: each op's under its owner, rule 20) and each launch's owner (run,
+//      region) per correlation slot (thread_walk.cpp);
 //      and, with analysis_options::region_tree, each region instance's tree node (rule 14);
-//   5. give each device op to its launch's owner (6), union and span per run (device_ops.cpp), then
-//      assemble the result (assemble.cpp, key_averages.cpp, warnings.cpp).
+//   5. give each device op to its launch's owner (6) and its row among that owner's ops (20), union and
+//      span per run (device_ops.cpp), then assemble the result (assemble.cpp, key_averages.cpp: the
+//      key averages and the ops per region, warnings.cpp).
 // Per-event state: the per-thread order (4 B per interval), the stack (depth only), and per correlation
 // slot 20 B (interval index, device time, owning run, owning aggregate). Per run: 24 B (run_state), plus
 // 72 B with device ops (run_device_state), plus a run_side once cross_thread or the region tree needs
 // one, plus a marker_span (32 B) and its prefix maximum (8 B) when other threads may need rule 9's lookup. The region tree adds per
 // (run, path) node one tree_stats (56 B) and its run's path -> node entry (12 B in a table at most half
 // full), per distinct path 16 B (at most region_tree_max_nodes nodes), nothing per plain event; with
-// cross_thread, one region_instance per nested region instance too.
+// cross_thread, one region_instance per nested region instance too. Ops per region (rule 20): 48 B per
+// distinct (owner, name, type) and its table entry, 32 B per name for the two-entry caches.
 #pragma once
 
 #include <algorithm>
@@ -97,10 +99,29 @@ struct cpu_key_stats {
   std::int64_t total_device = 0;
 };
 
-/// Key averages of one kernel or memory op name on the device (rule 10), ns.
-struct device_key_stats {
-  std::uint64_t count = 0;
-  std::int64_t total = 0;
+/// Key averages of one name on the CPU or the device within one owner: a region (classifier region
+/// index) or the runs' residual (rule 20). CUDA entries keep only count and total_device.
+struct region_op_stats {
+  std::uint32_t owner = 0;  ///< classifier region index, or engine::residual_owner()
+  name_id name = 0;
+  device_type type = device_type::cpu;
+  cpu_key_stats stats;
+};
+
+/// A key-average row before it is made: its name, type and figures (CUDA: count and total_device). The
+/// views sort these and make only the rows they keep, so a long name is copied once per row kept.
+struct row_source {
+  name_id name = 0;
+  device_type type = device_type::cpu;
+  const cpu_key_stats* stats = nullptr;
+};
+
+/// The region op entries of the two owners a name had last (engine::region_op()), the latest first: a
+/// name that alternates between a region and the residual (every few tasks of a worker) still hits.
+struct op_cache_entry {
+  static constexpr std::uint32_t no_owner = static_cast<std::uint32_t>(-1);
+  std::uint32_t owner[2] = {no_owner, no_owner};
+  region_op_index entry[2];
 };
 
 /// One region's totals in one run, ns.
@@ -350,9 +371,32 @@ class engine {
   bool capture_owner(std::uint32_t op, run_index run, aggregate_index& owner, tree_node_index& node);
   // device_split.cpp
   void add_device_figures(analysis_result& result) const;
+  // key_averages.cpp: ops per region (rule 20)
+  /// The owner of the residual: one past the classifier's regions.
+  std::uint32_t residual_owner() const noexcept { return static_cast<std::uint32_t>(classes_.regions().size()); }
+  /// `owner`'s entry for (name, type), created when new: a two-entry cache per name, then a table.
+  region_op_index region_op(std::uint32_t owner, name_id name, device_type type) {
+    op_cache_entry& last = (type == device_type::cpu ? last_cpu_op_ : last_device_op_)[name];
+    return last.owner[0] == owner ? last.entry[0] : region_op_lookup(last, owner, name, type);
+  }
+  region_op_index region_op_lookup(op_cache_entry& last, std::uint32_t owner, name_id name, device_type type);
+  void add_region_ops(analysis_result& result, const std::vector<std::uint32_t>& result_index) const;
+  /// Where an owned interval's figures go (rule 10): its op entry, else its name's.
+  cpu_key_stats& stats_of(region_op_index op, name_id key) noexcept {
+    return op.is_index() ? region_ops_[op].stats : cpu_keys_[key];
+  }
+  /// At most `limit` rows of `sources`: descending by `metric`, then ascending by key, then CPU before
+  /// CUDA (rule 10); only those rows are made (key_averages.cpp).
+  template <typename Metric>
+  std::vector<key_average_row> first_rows(std::vector<row_source> sources, Metric metric, std::size_t limit) const;
+  /// Rule 10's rows of one name: a CPU row (device fields iff device data) and a CUDA row.
+  key_average_row cpu_row(name_id name, std::uint64_t count, std::int64_t self_cpu, std::int64_t total_cpu,
+                          std::int64_t self_device, std::int64_t total_device) const;
+  key_average_row device_row(name_id name, std::uint64_t count, std::int64_t total) const;
   // assemble.cpp, key_averages.cpp, warnings.cpp
   analysis_result assemble();
-  void add_key_averages(analysis_result& result) const;
+  /// Folds the ops' figures into cpu_keys_: after add_region_ops().
+  void add_key_averages(analysis_result& result);
   void add_warnings(analysis_result& result) const;
 
   const trace& in_;
@@ -402,8 +446,17 @@ class engine {
   std::vector<run_index> region_last_run_;              ///< per region: run of its last aggregate
   std::vector<aggregate_index> region_last_aggregate_;  ///< ... and that aggregate
   std::unordered_map<std::uint64_t, aggregate_index> aggregate_index_;  // (run, region), per aggregate
+  /// Rule 10 of the intervals that are no op (run markers, region instances), by name; the ops' rows are
+  /// region_ops_, summed over their owners when the key averages are assembled.
   std::vector<cpu_key_stats> cpu_keys_;
-  std::vector<device_key_stats> device_keys_;
+
+  // Ops per region (rule 20): per (owner, name, type) one entry; per name the entry used last on the CPU
+  // and on the device, and (owner, name) -> entry per type.
+  index_vector<region_op_index, region_op_stats> region_ops_;
+  std::vector<op_cache_entry> last_cpu_op_;
+  std::vector<op_cache_entry> last_device_op_;
+  flat_index_map<region_op_index> cpu_op_entries_;
+  flat_index_map<region_op_index> device_op_entries_;
 
   // The region tree (rule 14): nodes of all runs; the distinct paths, per region its one-region path,
   // and (parent path, region) -> child path. Each run maps path -> node (run_side::tree_nodes).

@@ -1,7 +1,10 @@
-// Key averages (docs/design.md, rule 10): one row per (name, device type) seen in a run, two sorted views.
+// Key averages (docs/design.md, rule 10): one row per (name, device type) seen in a run, two sorted views;
+// and the same rows per region that owns them (rule 20).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -9,64 +12,148 @@
 
 namespace regionprof::detail::attribution {
 
-void engine::add_key_averages(analysis_result& result) const {
-  // Every row exists only until the views pick theirs: reserved exactly (a trace of 100,000 distinct
-  // names would otherwise hold up to 2x their rows while the vector grows).
-  const auto seen = [](const auto& keys) {
-    return static_cast<std::size_t>(std::count_if(keys.begin(), keys.end(), [](const auto& s) { return s.count != 0; }));
+template <typename Metric>
+std::vector<key_average_row> engine::first_rows(std::vector<row_source> sources, Metric metric, std::size_t limit) const {
+  const auto before = [&](const row_source& a, const row_source& b) {
+    const std::int64_t ma = metric(a);
+    const std::int64_t mb = metric(b);
+    if (ma != mb) return ma > mb;
+    const std::string_view ka = in_.strings.view(a.name);
+    const std::string_view kb = in_.strings.view(b.name);
+    if (ka != kb) return ka < kb;
+    return a.type < b.type;
   };
-  std::vector<key_average_row> rows;
-  rows.reserve(seen(cpu_keys_) + seen(device_keys_));
-  for (std::size_t name = 0; name < cpu_keys_.size(); ++name) {
-    const cpu_key_stats& s = cpu_keys_[name];
-    if (s.count == 0) continue;
-    key_average_row row;
-    row.key = std::string(in_.strings.view(static_cast<name_id>(name)));
-    row.type = device_type::cpu;
-    row.count = s.count;
-    row.self_cpu_time_ns = s.self_cpu;
-    row.cpu_time_total_ns = s.total_cpu;
-    if (device_data_) {
-      row.self_device_time_ns = s.self_device;
-      row.device_time_total_ns = s.total_device;
-    }
-    rows.push_back(std::move(row));
+  const std::size_t kept = std::min(limit, sources.size());
+  std::partial_sort(sources.begin(), sources.begin() + static_cast<std::ptrdiff_t>(kept), sources.end(), before);
+  std::vector<key_average_row> out;
+  out.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const row_source& r = sources[i];
+    const cpu_key_stats& s = *r.stats;
+    out.push_back(r.type == device_type::cpu ? cpu_row(r.name, s.count, s.self_cpu, s.total_cpu, s.self_device, s.total_device)
+                                             : device_row(r.name, s.count, s.total_device));
   }
-  for (std::size_t name = 0; name < device_keys_.size(); ++name) {
-    const device_key_stats& s = device_keys_[name];
-    if (s.count == 0) continue;
-    key_average_row row;
-    row.key = std::string(in_.strings.view(static_cast<name_id>(name)));
-    row.type = device_type::cuda;
-    row.count = s.count;
-    row.self_device_time_ns = s.total;
-    row.device_time_total_ns = s.total;
-    rows.push_back(std::move(row));
-  }
-  // Descending by the metric, then ascending by key, then by type; at most row_limit rows.
-  auto view = [&](const char* sort_by, auto metric) {
-    key_average_view v;
-    v.sort_by = sort_by;
-    v.row_limit = options_.row_limit;
-    std::vector<const key_average_row*> sorted;
-    sorted.reserve(rows.size());
-    for (const key_average_row& row : rows) sorted.push_back(&row);
-    std::sort(sorted.begin(), sorted.end(), [&](const key_average_row* a, const key_average_row* b) {
-      const std::int64_t ma = metric(*a);
-      const std::int64_t mb = metric(*b);
-      if (ma != mb) return ma > mb;
-      if (a->key != b->key) return a->key < b->key;
-      return a->type < b->type;
-    });
-    if (sorted.size() > options_.row_limit) sorted.resize(options_.row_limit);
-    for (const key_average_row* row : sorted) v.rows.push_back(*row);
-    return v;
-  };
-  result.cpu_time_total = view("cpu_time_total", [](const key_average_row& r) { return r.cpu_time_total_ns; });
+  return out;
+}
+
+key_average_row engine::cpu_row(name_id name, std::uint64_t count, std::int64_t self_cpu, std::int64_t total_cpu,
+                                std::int64_t self_device, std::int64_t total_device) const {
+  key_average_row row;
+  row.key = std::string(in_.strings.view(name));
+  row.type = device_type::cpu;
+  row.count = count;
+  row.self_cpu_time_ns = self_cpu;
+  row.cpu_time_total_ns = total_cpu;
   if (device_data_) {
-    result.device_time_total =
-        view("device_time_total", [](const key_average_row& r) { return r.device_time_total_ns.value_or(0); });
+    row.self_device_time_ns = self_device;
+    row.device_time_total_ns = total_device;
   }
+  return row;
+}
+
+key_average_row engine::device_row(name_id name, std::uint64_t count, std::int64_t total) const {
+  key_average_row row;
+  row.key = std::string(in_.strings.view(name));
+  row.type = device_type::cuda;
+  row.count = count;
+  row.self_device_time_ns = total;
+  row.device_time_total_ns = total;
+  return row;
+}
+
+// The ops' figures are kept per owner (rule 20) and summed here over the owners; the other intervals'
+// (run markers, region instances) are cpu_keys_'s.
+void engine::add_key_averages(analysis_result& result) {
+  std::vector<region_op_index> device_ops;
+  for (std::size_t i = 0; i < region_ops_.size(); ++i) {
+    const region_op_stats& op = region_ops_[region_op_index::at(i)];
+    if (op.type == device_type::cuda) {
+      device_ops.push_back(region_op_index::at(i));
+      continue;
+    }
+    cpu_key_stats& sum = cpu_keys_[op.name];
+    sum.count += op.stats.count;
+    sum.self_cpu += op.stats.self_cpu;
+    sum.total_cpu += op.stats.total_cpu;
+    sum.self_device += op.stats.self_device;
+    sum.total_device += op.stats.total_device;
+  }
+  std::stable_sort(device_ops.begin(), device_ops.end(), [&](region_op_index a, region_op_index b) {
+    return region_ops_[a].name < region_ops_[b].name;
+  });
+  std::vector<std::pair<name_id, cpu_key_stats>> device_sums;  // per device op name: count, total_device
+  for (const region_op_index index : device_ops) {
+    const region_op_stats& op = region_ops_[index];
+    if (device_sums.empty() || device_sums.back().first != op.name) device_sums.push_back({op.name, {}});
+    device_sums.back().second.count += op.stats.count;
+    device_sums.back().second.total_device += op.stats.total_device;
+  }
+  std::vector<row_source> sources;
+  for (std::size_t name = 0; name < cpu_keys_.size(); ++name) {
+    if (cpu_keys_[name].count != 0) sources.push_back({static_cast<name_id>(name), device_type::cpu, &cpu_keys_[name]});
+  }
+  for (const auto& [name, sum] : device_sums) sources.push_back({name, device_type::cuda, &sum});
+  result.cpu_time_total = {"cpu_time_total", options_.row_limit,
+                           first_rows(sources, [](const row_source& r) { return r.stats->total_cpu; }, options_.row_limit)};
+  if (device_data_) {
+    result.device_time_total = key_average_view{
+        "device_time_total", options_.row_limit,
+        first_rows(std::move(sources), [](const row_source& r) { return r.stats->total_device; }, options_.row_limit)};
+  }
+}
+
+region_op_index engine::region_op_lookup(op_cache_entry& last, std::uint32_t owner, name_id name, device_type type) {
+  region_op_index found = no_region_op::none;
+  if (last.owner[1] == owner) {
+    found = last.entry[1];
+  } else {
+    flat_index_map<region_op_index>& entries = type == device_type::cpu ? cpu_op_entries_ : device_op_entries_;
+    const std::uint64_t key = (std::uint64_t{owner} << 32) | name;
+    found = entries.find(key);
+    if (!found.is_index()) {
+      found = region_ops_.next();
+      region_ops_.push_back({.owner = owner, .name = name, .type = type});
+      entries.insert(key, found);
+    }
+  }
+  last.owner[1] = last.owner[0];
+  last.entry[1] = last.entry[0];
+  last.owner[0] = owner;
+  last.entry[0] = found;
+  return found;
+}
+
+// One entry per reported region (result.regions order), then the residual's when there are runs; each
+// owner's rows as the key averages make them, cut as rule 20 says.
+void engine::add_region_ops(analysis_result& result, const std::vector<std::uint32_t>& result_index) const {
+  result.has_region_ops = true;
+  const std::uint32_t residual = residual_owner();
+  std::vector<std::vector<region_op_index>> by_owner(std::size_t{residual} + 1);
+  for (std::size_t i = 0; i < region_ops_.size(); ++i) {
+    by_owner[region_ops_[region_op_index::at(i)].owner].push_back(region_op_index::at(i));
+  }
+  const auto entry = [&](std::uint32_t owner, std::uint32_t region) {
+    std::vector<row_source> sources;
+    sources.reserve(by_owner[owner].size());
+    for (const region_op_index index : by_owner[owner]) {
+      const region_op_stats& op = region_ops_[index];
+      sources.push_back({op.name, op.type, &op.stats});
+    }
+    // The row's total in its own domain (own_domain_total_ns of the row it makes).
+    const auto own_domain = [](const row_source& r) {
+      return r.type == device_type::cpu ? r.stats->total_cpu : r.stats->total_device;
+    };
+    return region_op_rows{region, first_rows(std::move(sources), own_domain, options_.row_limit)};
+  };
+  std::vector<std::uint32_t> owner_of(result.regions.size());
+  for (std::uint32_t owner = 0; owner < result_index.size(); ++owner) {
+    if (result_index[owner] < owner_of.size()) owner_of[result_index[owner]] = owner;
+  }
+  result.region_ops.reserve(result.regions.size() + 1);
+  for (std::uint32_t region = 0; region < owner_of.size(); ++region) {
+    result.region_ops.push_back(entry(owner_of[region], region));
+  }
+  if (!result.runs.empty()) result.region_ops.push_back(entry(residual, region_op_rows::residual));
 }
 
 }  // namespace regionprof::detail::attribution

@@ -1,6 +1,7 @@
 // One walk per thread with a stack (docs/design.md, rule 1): run ownership (rules 2, 9), topmost regions
-// (rules 3-5), CPU key averages (rule 10), each launch's owner (run, aggregate) per correlation slot, and
-// each region instance's node of the region tree (rule 14).
+// (rules 3-5), CPU key averages (rule 10), each launch's owner (run, aggregate) per correlation slot,
+// each region instance's node of the region tree (rule 14), and each op's row among its region's ops
+// (rule 20).
 // Nothing allocates per plain event: the stack keeps its capacity across threads; only markers, new
 // aggregates, region instances, pending slots and the first overlap's message append.
 #include <algorithm>
@@ -25,6 +26,8 @@ struct frame {
   tree_node_index node;       ///< the innermost region's tree node (rule 14), or none
   std::uint32_t instance = no_instance;  ///< the innermost region's entry in run_side::instances
   name_id key = no_key;       ///< name id
+  region_op_index op;         ///< its row among its owner's ops (rule 20), or none
+  std::uint32_t owner = 0;    ///< rule 20: the topmost region's classifier index, or engine::residual_owner()
   ownership state = ownership::none;
   bool under_marker = false;  ///< this interval is a run marker or has one above it on this thread
 };
@@ -102,7 +105,7 @@ void engine::pop(std::vector<Frame>& stack) {
   const Frame done = stack.back();
   stack.pop_back();
   if (!owned(done.state) || done.key == no_key) return;
-  cpu_keys_[done.key].total_device += done.device;
+  stats_of(done.op, done.key).total_device += done.device;
   if (!stack.empty() && owned(stack.back().state) && stack.back().run == done.run) stack.back().device += done.device;
 }
 
@@ -113,6 +116,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
   if (synthetic) {
     Frame base;
     base.end = max_ns;
+    base.owner = residual_owner();
     base.run = run_index::at(0);
     base.state = ownership::on_thread;
     base.under_marker = true;
@@ -149,8 +153,11 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
     Frame f;
     f.end = end;
     f.key = name_of(interval);
+    f.owner = residual_owner();
+    bool run_marker = false;
 
     if (cls == marker_class && !(parent && parent->under_marker)) {
+      run_marker = true;
       // A topmost marker on this thread: a run of its own (rule 2), or a skipped warm-up run.
       run_index code;
       if (known_runs) {
@@ -185,6 +192,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
       f.state = parent->state;
       f.under_marker = parent->under_marker;
       f.aggregate = parent->aggregate;
+      f.owner = parent->owner;
       f.node = parent->node;
       f.instance = parent->instance;
       if (cls == marker_class) ++nested_markers_;
@@ -192,6 +200,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         if (f.aggregate == no_aggregate::none) {
           f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance, index);
           f.node = aggregates_[f.aggregate].tree_root;
+          f.owner = cls - region_class;
         } else if (f.node.is_index()) {
           // A region below a region: a deeper tree node (rule 14); the topmost aggregate is unchanged.
           const tree_node_index child = child_node(f.run, f.node, cls - region_class);
@@ -226,6 +235,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
         if (cls >= region_class) {
           f.aggregate = begin_topmost_region(f.run, f.state, cls - region_class, start, end, &f.instance, index);
           f.node = aggregates_[f.aggregate].tree_root;
+          f.owner = cls - region_class;
         }
       } else {
         f.state = ownership::off_counted;
@@ -237,12 +247,17 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
     }
 
     if (owned(f.state)) {
-      cpu_key_stats& stats = cpu_keys_[f.key];
+      // Rule 20: an op of the topmost region that owns it, or of the residual; the run's marker and
+      // region instances are no ops.
+      if (cls < region_class && !run_marker) {
+        f.op = region_op(f.owner, f.key, device_type::cpu);
+      }
+      cpu_key_stats& stats = stats_of(f.op, f.key);
       ++stats.count;
       stats.total_cpu += length;
       stats.self_cpu += length;
       if (parent && owned(parent->state) && parent->run == f.run && parent->key != no_key) {
-        cpu_keys_[parent->key].self_cpu -= length;
+        stats_of(parent->op, parent->key).self_cpu -= length;
       }
     }
     if (is_api_call(interval.kind) && f.state != ownership::none && f.state != ownership::skipped) {
@@ -252,7 +267,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
           slot_run_[slot] = no_run::off_thread;
         } else {
           f.device = slot_device_[slot];
-          cpu_keys_[f.key].self_device += f.device;
+          stats_of(f.op, f.key).self_device += f.device;
           // Rule 14: the innermost region, less what goes to capture-time regions (rule 15).
           if (f.node.is_index()) tree_[f.node].self_device += f.device - captured_device(slot);
           slot_run_[slot] = f.run;

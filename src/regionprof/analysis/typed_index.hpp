@@ -97,6 +97,12 @@ enum class no_tree_path : std::uint32_t {
 };
 using tree_path_index = typed_index<no_tree_path>;
 
+/// The states of a region op index (engine::region_ops_: one owner's stats of one name, rule 20).
+enum class no_region_op : std::uint32_t {
+  none = first_state_value + 2,  ///< no row: not an op of a run (a run marker, a region instance, no run)
+};
+using region_op_index = typed_index<no_region_op>;
+
 // A run index and an aggregate index do not mix, and neither is made from a bare integer implicitly.
 static_assert(sizeof(run_index) == sizeof(std::uint32_t) && std::is_trivially_copyable_v<run_index>);
 static_assert(!std::is_convertible_v<run_index, aggregate_index> && !std::is_convertible_v<aggregate_index, run_index>);

@@ -344,16 +344,37 @@ void json_object_writer::member(std::string_view key, const boost::json::value& 
   sink.maybe_flush();
 }
 
+void json_object_writer::string_member(std::string_view key, std::string_view value) {
+  this->key(key);
+  json_sink sink{text_, stream_};
+  sink.string(value);
+  sink.maybe_flush();
+}
+
+json_object_writer json_object_writer::object_member(std::string_view key) {
+  this->key(key);
+  return json_object_writer(text_, stream_, indent_, depth_ + 1);
+}
+
 void json_object_writer::begin_array(std::string_view key) {
   this->key(key);
   text_ += '[';
   first_element_ = true;
 }
 
-void json_object_writer::element(const boost::json::value& value) {
+void json_object_writer::element_start() {
   if (!first_element_) text_ += ',';
   first_element_ = false;
   append_newline(text_, indent_, depth_ + 2);
+}
+
+json_object_writer json_object_writer::object_element() {
+  element_start();
+  return json_object_writer(text_, stream_, indent_, depth_ + 2);
+}
+
+void json_object_writer::element(const boost::json::value& value) {
+  element_start();
   json_sink sink{text_, stream_};
   append_json_at(sink, value, indent_, depth_ + 2);
   sink.maybe_flush();

@@ -59,9 +59,20 @@ void write_json(std::ostream& out, const boost::json::value& value, int indent =
 
 /// Writes a JSON object member by member in append_json's format, into `text`, handed to `stream`
 /// in pieces of about 1 MiB when there is one: a large member (one element per run) is produced and
-/// written element by element, never held whole as a DOM. Calls: member or begin_array (then
-/// element... and end_array), in any number, then finish. The object is at `depth` (0: the document;
-/// 3: a member's value three levels in, indented as append_json would at that depth).
+/// written element by element, never held whole as a DOM. Calls: member, string_member or
+/// object_member (then that writer's calls and its finish), or begin_array (then element or
+/// object_element... and end_array), in any number, then finish. The object is at `depth` (0: the
+/// document; 3: a member's value three levels in, indented as append_json would at that depth).
+///
+/// ```
+/// json_object_writer report(text, &out, 2);
+/// report.begin_array("rows");
+/// json_object_writer row = report.object_element();
+/// row.string_member("key", name);  // a long name goes through in pieces, never copied into a DOM
+/// row.finish();
+/// report.end_array();
+/// report.finish();
+/// ```
 class json_object_writer {
  public:
   json_object_writer(std::string& text, std::ostream* stream, int indent, int depth = 0);
@@ -69,14 +80,23 @@ class json_object_writer {
   json_object_writer& operator=(const json_object_writer&) = delete;
 
   void member(std::string_view key, const boost::json::value& value);
+  /// A member whose value is the string `value`, written from it (no copy).
+  void string_member(std::string_view key, std::string_view value);
+  /// A member whose value is an object, written by the returned writer; finish it before this one's
+  /// next call.
+  json_object_writer object_member(std::string_view key);
   void begin_array(std::string_view key);
   void element(const boost::json::value& value);
+  /// An element of the open array that is an object, written by the returned writer; finish it before
+  /// this one's next call.
+  json_object_writer object_element();
   void end_array();
   /// Closes the object and hands what is left to the stream.
   void finish();
 
  private:
   void key(std::string_view key);
+  void element_start();
   std::string& text_;
   std::ostream* stream_;
   int indent_;

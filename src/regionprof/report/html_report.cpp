@@ -1,5 +1,6 @@
-// The HTML views: a profile (stacked bar per run, each region's distribution across runs, key averages,
-// warnings), one self-contained file (report/html_page.hpp); the diff's is compare/diff_html.cpp.
+// The HTML views: a profile (stacked bar per run, each region's distribution across runs, the ops per
+// region, key averages, warnings), one self-contained file (report/html_page.hpp); the diff's is
+// compare/diff_html.cpp.
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -136,18 +137,18 @@ std::string tree_icicle(const analysis_result& result) {
          html::fixed(total_us, 3) + " us); a parent's self time is the part of it no child covers.</p>" + svg;
 }
 
-std::string key_average_table(const key_average_view& view) {
-  const bool device = std::any_of(view.rows.begin(), view.rows.end(),
+/// A sortable table of key-average rows (rule 10: a view, or a region's ops, rule 20); device columns
+/// when some row has device figures.
+std::string key_average_rows(const std::vector<key_average_row>& rows) {
+  const bool device = std::any_of(rows.begin(), rows.end(),
                                   [](const key_average_row& row) { return row.device_time_total_ns.has_value(); });
   std::vector<std::string> titles{"name", "type", "count", "self CPU (us)", "CPU total (us)"};
   if (device) {
     titles.push_back("self device (us)");
     titles.push_back("device total (us)");
   }
-  std::string out = "<h3>Sorted by <code>" + html::escape(view.sort_by) + "</code> (row limit " +
-                    std::to_string(view.row_limit) + ")</h3><table class=\"sortable\">" + header_row(titles) +
-                    "<tbody>";
-  for (const key_average_row& row : view.rows) {
+  std::string out = "<table class=\"sortable\">" + header_row(titles) + "<tbody>";
+  for (const key_average_row& row : rows) {
     out += "<tr>" + cell("<code>" + html::escape(row.key.size() > 120 ? row.key.substr(0, 117) + "..." : row.key) +
                          "</code>") +
            cell(std::string(to_string(row.type))) + cell(std::to_string(row.count), true) +
@@ -159,6 +160,30 @@ std::string key_average_table(const key_average_view& view) {
     out += "</tr>";
   }
   return out + "</tbody></table>";
+}
+
+std::string key_average_table(const key_average_view& view) {
+  return "<h3>Sorted by <code>" + html::escape(view.sort_by) + "</code> (row limit " + std::to_string(view.row_limit) +
+         ")</h3>" + key_average_rows(view.rows);
+}
+
+/// Ops per region (rule 20): each region, then the residual, a `<details>` that expands to its rows.
+std::string region_ops_section(const analysis_result& result) {
+  if (!result.has_region_ops || result.region_ops.empty()) return {};
+  std::string out = "<h2>Ops per region</h2><p>Expand a region to see the CPU ops and device kernels, copies and "
+                    "memsets it owned over all runs, by total time in the row's own domain (CPU total for CPU "
+                    "rows, device total for CUDA rows).</p>";
+  for (const region_op_rows& entry : result.region_ops) {
+    const bool residual = entry.region == region_op_rows::residual;
+    const std::string_view colour = residual ? residual_colour : html::palette(entry.region);
+    const std::string_view owner = report_detail::region_ops_owner(result, entry);
+    out += "<details class=\"region-ops\"><summary><i class=\"swatch\" style=\"background:" + std::string(colour) +
+           "\"></i>" + (residual ? html::escape(owner) : "<code>" + html::escape(owner) + "</code>") + " (" +
+           std::to_string(entry.rows.size()) + (entry.rows.size() == 1 ? " op" : " ops") + ")</summary>";
+    out += entry.rows.empty() ? std::string("<p>No ops.</p>") : key_average_rows(entry.rows);
+    out += "</details>";
+  }
+  return out;
 }
 
 }  // namespace
@@ -185,6 +210,7 @@ std::string to_html_fragment(const Profile& profile, std::string_view id) {
     }
     body += tree_icicle(result);
   }
+  body += region_ops_section(result);
   body += "<h2>Key averages</h2>" + key_average_table(result.cpu_time_total);
   if (result.device_time_total) body += key_average_table(*result.device_time_total);
   body += "<h2>Warnings</h2>";

@@ -141,36 +141,55 @@ json::object run_object(const run_result& run, const analysis_result& result,
   return entry;
 }
 
-json::object key_average_view_object(const key_average_view& view) {
-  json::array rows;
-  for (const key_average_row& row : view.rows) {
-    json::object entry;
-    entry["key"] = sv(row.key);
-    entry["device_type"] = sv(to_string(row.type));
-    entry["count"] = row.count;
-    entry["self_cpu_time_total_us"] = ns_to_us(row.self_cpu_time_ns);
-    entry["cpu_time_total_us"] = ns_to_us(row.cpu_time_total_ns);
-    if (row.self_device_time_ns) entry["self_device_time_total_us"] = ns_to_us(*row.self_device_time_ns);
-    if (row.device_time_total_ns) entry["device_time_total_us"] = ns_to_us(*row.device_time_total_ns);
-    rows.push_back(std::move(entry));
+/// `key` (`events`, `rows`): key-average rows (rule 10: a view's, or a region's ops, rule 20), each
+/// written member by member, so that a long name goes through without a copy.
+void write_key_average_rows(report_detail::json_object_writer& parent, std::string_view key,
+                            const std::vector<key_average_row>& rows) {
+  parent.begin_array(key);
+  for (const key_average_row& row : rows) {
+    report_detail::json_object_writer entry = parent.object_element();
+    entry.string_member("key", row.key);
+    entry.member("device_type", sv(to_string(row.type)));
+    entry.member("count", row.count);
+    entry.member("self_cpu_time_total_us", ns_to_us(row.self_cpu_time_ns));
+    entry.member("cpu_time_total_us", ns_to_us(row.cpu_time_total_ns));
+    if (row.self_device_time_ns) entry.member("self_device_time_total_us", ns_to_us(*row.self_device_time_ns));
+    if (row.device_time_total_ns) entry.member("device_time_total_us", ns_to_us(*row.device_time_total_ns));
+    entry.finish();
   }
-  json::object object;
-  object["sort_by"] = sv(view.sort_by);
-  object["row_limit"] = view.row_limit;
-  object["events"] = std::move(rows);
-  return object;
+  parent.end_array();
 }
 
-json::object profiler_object(const analysis_result& result) {
+/// `profiler`: the activities and the key-average views.
+void write_profiler(report_detail::json_object_writer& report, const analysis_result& result) {
+  report_detail::json_object_writer profiler = report.object_member("profiler");
   json::array activities{"CPU"};
   if (result.has_device_data) activities.push_back("CUDA");
-  json::object key_averages;
-  key_averages["cpu_time_total"] = key_average_view_object(result.cpu_time_total);
-  if (result.device_time_total) key_averages["device_time_total"] = key_average_view_object(*result.device_time_total);
-  json::object profiler;
-  profiler["activities"] = std::move(activities);
-  profiler["key_averages"] = std::move(key_averages);
-  return profiler;
+  profiler.member("activities", activities);
+  report_detail::json_object_writer views = profiler.object_member("key_averages");
+  const auto view = [&views](std::string_view name, const key_average_view& v) {
+    report_detail::json_object_writer object = views.object_member(name);
+    object.member("sort_by", sv(v.sort_by));
+    object.member("row_limit", v.row_limit);
+    write_key_average_rows(object, "events", v.rows);
+    object.finish();
+  };
+  view("cpu_time_total", result.cpu_time_total);
+  if (result.device_time_total) view("device_time_total", *result.device_time_total);
+  views.finish();
+  profiler.finish();
+}
+
+/// `region_ops` (rule 20): `[{"region_id", "rows"}]`, one entry at a time, as the runs.
+void write_region_ops(report_detail::json_object_writer& report, const analysis_result& result) {
+  report.begin_array("region_ops");
+  for (const region_op_rows& ops : result.region_ops) {
+    report_detail::json_object_writer entry = report.object_element();
+    entry.string_member("region_id", report_detail::region_ops_owner(result, ops));
+    write_key_average_rows(entry, "rows", ops.rows);
+    entry.finish();
+  }
+  report.end_array();
 }
 
 /// `{mean, min, max, median, stddev, mad[, cv]}` in us from statistics in ns (cv is unitless, absent
@@ -308,7 +327,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.begin_array("runs");
   for (const run_result& run : result.runs) report.element(run_object(run, result, peak));
   report.end_array();
-  report.member("profiler", profiler_object(result));  // row_limit rows per view
+  write_profiler(report, result);  // row_limit rows per view
 
   report.begin_array("regions");
   for (const region_info& region : result.regions) {
@@ -331,6 +350,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.end_array();
   report.member("run_summary", run_summary_object(result));
   if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
+  if (result.has_region_ops) write_region_ops(report, result);  // rule 20
   if (context.stopping) report.member("stopping", stopping_object(*context.stopping));  // rule 16
   if (context.environment) report.member("environment", environment_object(*context.environment));
   report.finish();

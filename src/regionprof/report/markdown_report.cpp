@@ -323,14 +323,10 @@ void attribution_section(std::string& out, const analysis_result& result, const 
   }
 }
 
-void key_average_view_section(std::string& out, const key_average_view& view, std::string_view title) {
-  out += "### " + std::string(title) + " (sorted by " + code(view.sort_by) + ", row limit " +
-         std::to_string(view.row_limit) + ")\n\n";
-  if (view.rows.empty()) {
-    out += "No events.\n\n";
-    return;
-  }
-  const bool device = std::any_of(view.rows.begin(), view.rows.end(), [](const key_average_row& row) {
+/// A table of key-average rows (rule 10: a view, or a region's ops, rule 20); device columns when some
+/// row has device figures.
+void key_average_rows_table(std::string& out, std::span<const key_average_row> key_rows) {
+  const bool device = std::any_of(key_rows.begin(), key_rows.end(), [](const key_average_row& row) {
     return row.self_device_time_ns.has_value() || row.device_time_total_ns.has_value();
   });
   std::vector<table::column> columns{{"name", false},          {"type", false},
@@ -341,7 +337,7 @@ void key_average_view_section(std::string& out, const key_average_view& view, st
     columns.push_back({"device total (us)", true});
   }
   table rows(std::move(columns));
-  for (const key_average_row& row : view.rows) {
+  for (const key_average_row& row : key_rows) {
     std::vector<std::string> cells{code(row.key, max_name_chars), std::string(to_string(row.type)), count(row.count),
                                    us(row.self_cpu_time_ns), us(row.cpu_time_total_ns)};
     if (device) {
@@ -351,6 +347,41 @@ void key_average_view_section(std::string& out, const key_average_view& view, st
     rows.add(std::move(cells));
   }
   rows.render(out);
+}
+
+void key_average_view_section(std::string& out, const key_average_view& view, std::string_view title) {
+  out += "### " + std::string(title) + " (sorted by " + code(view.sort_by) + ", row limit " +
+         std::to_string(view.row_limit) + ")\n\n";
+  if (view.rows.empty()) {
+    out += "No events.\n\n";
+    return;
+  }
+  key_average_rows_table(out, view.rows);
+}
+
+/// `## Ops per region` (rule 20): the first rows of each region's ops, then the residual's.
+void region_ops_section(std::string& out, const analysis_result& result) {
+  if (!result.has_region_ops || result.region_ops.empty()) return;
+  constexpr std::size_t shown = report_detail::region_op_rows_shown;
+  out += "## Ops per region\n\n";
+  out += "The first " + std::to_string(shown) +
+         " rows of each region's ops over all runs (the JSON report's `region_ops` holds up to the row limit, " +
+         std::to_string(result.cpu_time_total.row_limit) +
+         "), by total time in the row's own domain: CPU total for `CPU` rows, device total for `CUDA` rows.\n\n";
+  for (const region_op_rows& entry : result.region_ops) {
+    const std::string_view owner = report_detail::region_ops_owner(result, entry);
+    out += "### " + (entry.region == region_op_rows::residual ? std::string(owner) : code(owner, max_region_id_chars)) +
+           "\n\n";
+    if (entry.rows.empty()) {
+      out += "No ops.\n\n";
+      continue;
+    }
+    const std::size_t first = std::min(entry.rows.size(), shown);
+    key_average_rows_table(out, std::span<const key_average_row>(entry.rows.data(), first));
+    if (entry.rows.size() > first) {
+      out += std::to_string(entry.rows.size() - first) + " more in the JSON report.\n\n";
+    }
+  }
 }
 
 void warnings_section(std::string& out, const analysis_result& result) {
@@ -379,6 +410,8 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
   regions_section(out, result, summaries);
   attribution_section(out, result, markdown, peak);
   report_detail::append_tree_markdown(out, result);  // rule 14
+  flush();
+  region_ops_section(out, result);  // rule 20
   flush();
   out += "## Key averages\n\n";
   key_average_view_section(out, result.cpu_time_total, "By total CPU time");

@@ -47,6 +47,18 @@ void check_region_indices(const analysis_result& result) {
       }
     }
   }
+  for (const region_op_rows& entry : result.region_ops) {
+    if (entry.region != region_op_rows::residual && entry.region >= result.regions.size()) {
+      throw std::invalid_argument("regionprof report: region_ops has an entry for region index " +
+                                  std::to_string(entry.region) + " but the analysis lists only " +
+                                  std::to_string(result.regions.size()) + " regions");
+    }
+  }
+}
+
+std::string_view region_ops_owner(const analysis_result& result, const region_op_rows& entry) {
+  return entry.region == region_op_rows::residual ? region_op_rows::residual_id
+                                                  : std::string_view(result.regions[entry.region].id);
 }
 
 namespace {

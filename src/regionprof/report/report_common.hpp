@@ -28,8 +28,16 @@ std::string_view to_string(match_kind kind) noexcept;
 /// context.measured_runs, or the number of runs found when it is 0.
 std::size_t measured_runs(const analysis_result& result, const report_context& context) noexcept;
 
-/// Throws std::invalid_argument when a run's region aggregate points outside result.regions.
+/// Throws std::invalid_argument when a run's region aggregate or a region_ops entry points outside
+/// result.regions.
 void check_region_indices(const analysis_result& result);
+
+/// Rows of each region's ops the Markdown and terminal views show (docs/design.md, rule 20); the JSON
+/// report and the HTML page hold all of them.
+inline constexpr std::size_t region_op_rows_shown = 5;
+
+/// The report's `region_id` of a region_ops entry: the region's id, or region_op_rows::residual_id.
+std::string_view region_ops_owner(const analysis_result& result, const region_op_rows& entry);
 
 /// The spread over all runs of one per-run quantity, in ns (statistics/statistics.hpp: median, mean, sample
 /// stddev, min, max, unscaled mad, cv). A run in which the region does not appear counts as 0.

@@ -37,6 +37,37 @@ std::string bar(double share, std::size_t chars) {
   return out;
 }
 
+/// Each region's first ops (docs/design.md, rule 20): type, total time in the row's own domain, count, name.
+template <typename Paint>
+void append_region_ops(std::string& out, const analysis_result& result, const Paint& paint, std::size_t width) {
+  if (!result.has_region_ops || result.region_ops.empty()) return;
+  constexpr std::size_t number_width = 14;
+  constexpr std::size_t count_width = 8;
+  constexpr std::size_t fixed_width = 2 + 4 + 2 + number_width + 2 + count_width + 2;
+  const std::size_t name_width = width > fixed_width + 20 ? width - fixed_width : 20;
+  out += "\n" + paint(bold, "ops per region: the first " + std::to_string(report_detail::region_op_rows_shown) +
+                                 ", by total us in the row's own domain (CPU or device)") +
+         "\n";
+  for (const region_op_rows& entry : result.region_ops) {
+    const bool residual = entry.region == region_op_rows::residual;
+    out += paint(residual ? grey : colours[entry.region % std::size(colours)],
+                 report_detail::clean(report_detail::region_ops_owner(result, entry), width)) +
+           "\n";
+    if (entry.rows.empty()) out += "  (no ops)\n";
+    const std::size_t shown = std::min(entry.rows.size(), report_detail::region_op_rows_shown);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const key_average_row& row = entry.rows[i];
+      std::string line = "  " + pad(std::string(to_string(row.type)), 4, false) + "  " +
+                         pad(fixed(static_cast<double>(own_domain_total_ns(row)) / 1000.0, 3), number_width, true) + "  " +
+                         pad(std::to_string(row.count) + "x", count_width, true) + "  " +
+                         report_detail::clean(row.key, name_width);
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    if (entry.rows.size() > shown) out += "  ... " + std::to_string(entry.rows.size() - shown) + " more\n";
+  }
+}
+
 }  // namespace
 
 std::string to_terminal_table(const Profile& profile, bool colour, std::size_t width) {
@@ -137,6 +168,7 @@ std::string to_terminal_table(const Profile& profile, bool colour, std::size_t w
     out += " % of peak BW: device bytes/s over the GPUs' peak memory bandwidth.";
   }
   out += "\n";
+  append_region_ops(out, result, paint, width);
   return out;
 }
 

@@ -379,20 +379,45 @@ class reader {
     const json::array* events = optional_array(*object, view_at, "events");
     if (events == nullptr) return view;
     const json_location events_at = view_at.member("events");
-    for (std::size_t i = 0; i < events->size(); ++i) {
-      const json_location row_at = events_at.element(i);
-      const json::object& event = as_object((*events)[i], row_at);
-      key_average_row row;
-      row.key = optional_string(event, row_at, "key");
-      row.type = optional_string(event, row_at, "device_type") == "CUDA" ? device_type::cuda : device_type::cpu;
-      if (const json::value* count = optional_member(event, "count")) row.count = as_unsigned(*count, row_at.member("count"));
-      row.self_cpu_time_ns = optional_ns(event, row_at, "self_cpu_time_total_us").value_or(0);
-      row.cpu_time_total_ns = optional_ns(event, row_at, "cpu_time_total_us").value_or(0);
-      row.self_device_time_ns = optional_ns(event, row_at, "self_device_time_total_us");
-      row.device_time_total_ns = optional_ns(event, row_at, "device_time_total_us");
-      view.rows.push_back(std::move(row));
-    }
+    for (std::size_t i = 0; i < events->size(); ++i) view.rows.push_back(key_average((*events)[i], events_at.element(i)));
     return view;
+  }
+
+  /// A key-average row: a view's `events[i]`, or a region's `region_ops[k].rows[i]` (rule 20).
+  key_average_row key_average(const json::value& value, const json_location& at) const {
+    const json::object& event = as_object(value, at);
+    key_average_row row;
+    row.key = optional_string(event, at, "key");
+    row.type = optional_string(event, at, "device_type") == "CUDA" ? device_type::cuda : device_type::cpu;
+    if (const json::value* count = optional_member(event, "count")) row.count = as_unsigned(*count, at.member("count"));
+    row.self_cpu_time_ns = optional_ns(event, at, "self_cpu_time_total_us").value_or(0);
+    row.cpu_time_total_ns = optional_ns(event, at, "cpu_time_total_us").value_or(0);
+    row.self_device_time_ns = optional_ns(event, at, "self_device_time_total_us");
+    row.device_time_total_ns = optional_ns(event, at, "device_time_total_us");
+    return row;
+  }
+
+  /// `region_ops` (rule 20): each entry names a region of `regions`, or the residual; one naming neither
+  /// (a profile edited by hand, a region renamed in `regions` and `runs` only) is left out.
+  void region_ops(const json::array& entries, const json_location& at, analysis_result& result) const {
+    result.has_region_ops = true;
+    result.region_ops.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const json_location entry_at = at.element(i);
+      const json::object& object = as_object(entries[i], entry_at);
+      const std::string id = as_string(required_member(object, entry_at, "region_id"), entry_at.member("region_id"));
+      region_op_rows entry;
+      if (id != region_op_rows::residual_id) {
+        const auto found = index_.find(id);
+        if (found == index_.end() || found->second >= result.regions.size()) continue;
+        entry.region = found->second;
+      }
+      const json_location rows_at = entry_at.member("rows");
+      const json::array& rows = as_array(required_member(object, entry_at, "rows"), rows_at);
+      entry.rows.reserve(rows.size());
+      for (std::size_t r = 0; r < rows.size(); ++r) entry.rows.push_back(key_average(rows[r], rows_at.element(r)));
+      result.region_ops.push_back(std::move(entry));
+    }
   }
 
   static match_kind match_of(std::string_view name) {
@@ -514,6 +539,7 @@ class reader {
     result.tree_regions = result.regions;
     for (std::size_t i = 0; i < runs.size(); ++i) run_tree(runs[i], runs_at.element(i), result.runs[i], result);
     if (optional_member(top, "tree_summary") != nullptr) result.has_region_tree = true;
+    if (const json::array* ops = optional_array(top, root, "region_ops")) region_ops(*ops, root.member("region_ops"), result);
 
     const json::object* profiler = optional_object(top, root, "profiler");
     const json_location profiler_at = root.member("profiler");
