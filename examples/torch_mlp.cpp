@@ -11,9 +11,10 @@
 //                          code, where no hook can see it, so its children take its place (they are
 //                          wrapped); Block's forward carries REGIONPROF_MODULE_REGION(), and the
 //                          built-in embedding and head are called through regionprof::torch::call.
-// The report shows per run how the CPU time splits between the modules and the residual (the glue).
+// The report shows per run how the CPU time splits between the modules and the residual (the glue);
+// with --ops, also the aten operators each module ran ("Ops per region").
 //
-// Usage: torch_mlp [-o profile.json] [--eager] [--every-level] [--runs N] [--batch N]
+// Usage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--runs N] [--batch N]
 // Prints the Markdown report.
 #include <torch/torch.h>
 
@@ -135,13 +136,14 @@ struct arguments {
   std::optional<std::string> json_path;
   bool eager = false;
   bool every_level = false;
+  bool ops = false;
   std::size_t runs = 10;
   std::int64_t batch = 64;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
-               "torch_mlp: %s\nusage: torch_mlp [-o profile.json] [--eager] [--every-level] [--runs N] "
+               "torch_mlp: %s\nusage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--runs N] "
                "[--batch N]\n",
                problem.c_str());
   std::exit(2);
@@ -170,6 +172,8 @@ arguments parse_arguments(int argc, char** argv) {
       args.eager = true;
     } else if (flag == "--every-level") {
       args.every_level = true;
+    } else if (flag == "--ops") {
+      args.ops = true;
     } else if (flag == "--runs") {
       args.runs = positive(flag, value());
     } else if (flag == "--batch") {
@@ -198,6 +202,7 @@ int main(int argc, char** argv) {
 
     regionprof::torch::instrument_options instrument_options;
     instrument_options.every_level = args.every_level;
+    instrument_options.ops = args.ops;
     regionprof::profile_options options;
     options.measured_runs = args.runs;
 

@@ -310,10 +310,11 @@ BOOST_AUTO_TEST_CASE(every_level_marks_nested_modules_and_the_analysis_keeps_the
   }
 }
 
-// docs/design.md, rule 20: the adapter emits module regions only (its RecordFunction callback closes the
-// regions a throwing TorchScript call left open and records nothing), so a LibTorch profile has an ops
-// entry per module region and the residual's, none holding an aten operator, and a nested module is no
-// op of its parent: the ops are the NVTX ranges and CUDA work inside the modules, which this model has not.
+// docs/design.md, rule 20: without instrument_options::ops the adapter emits module regions only (its
+// RecordFunction callback closes the regions a throwing TorchScript call left open and records nothing),
+// so a LibTorch profile has an ops entry per module region and the residual's, none holding an aten
+// operator, and a nested module is no op of its parent: the ops are the NVTX ranges and CUDA work inside
+// the modules, which this model has not.
 BOOST_AUTO_TEST_CASE(module_regions_have_ops_entries_but_no_aten_operators) {
   torch::jit::Module net = net_module();
   auto handle = rt::instrument(net, {.tuned = {}, .every_level = true});
@@ -331,6 +332,70 @@ BOOST_AUTO_TEST_CASE(module_regions_have_ops_entries_but_no_aten_operators) {
       BOOST_TEST(row.key.rfind("untuned_module:", 0) != 0, row.key);
     }
   }
+}
+
+/// The rows of `id`'s ops entry (the residual's for "(residual)"), by key and type "CPU".
+std::map<std::string, const regionprof::key_average_row*> cpu_op_rows(const regionprof::analysis_result& result,
+                                                                      std::string_view id) {
+  std::map<std::string, const regionprof::key_average_row*> rows;
+  for (const regionprof::region_op_rows& entry : result.region_ops) {
+    const std::string_view owner = entry.region == regionprof::region_op_rows::residual
+                                       ? regionprof::region_op_rows::residual_id
+                                       : std::string_view(result.regions[entry.region].id);
+    if (owner != id) continue;
+    for (const regionprof::key_average_row& row : entry.rows) {
+      if (row.type == regionprof::device_type::cpu) rows.emplace(row.key, &row);
+    }
+  }
+  return rows;
+}
+
+// With ops on, each aten operator is an op of the module that ran it (rule 20), counted per call over
+// the measured runs: `shared` runs torch.linear twice a run, `head` once, the encoder linear and gelu
+// once each, and the root's `* 2.0` and `+ 1.0` are the residual's. Removing the instrumentation
+// removes the op ranges.
+BOOST_AUTO_TEST_CASE(with_ops_each_aten_operator_is_an_op_of_its_module) {
+  torch::jit::Module net = net_module();
+  auto handle = rt::instrument(net, {.tuned = {}, .every_level = false, .ops = true});
+  const torch::Tensor x = torch::randn({3, 4});
+  const std::size_t runs = 3;
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x); }, quick_options(handle, runs));
+  const regionprof::analysis_result& result = profile.result();
+  BOOST_TEST_REQUIRE(result.has_region_ops);
+  const auto count = [&](std::string_view owner, const std::string& key) -> std::uint64_t {
+    const auto rows = cpu_op_rows(result, owner);
+    const auto row = rows.find(key);
+    return row == rows.end() ? 0 : row->second->count;
+  };
+  BOOST_TEST(count("untuned_module:shared", "aten::linear") == 2 * runs);
+  BOOST_TEST(count("untuned_module:head", "aten::linear") == runs);
+  BOOST_TEST(count("untuned_module:holder.inner", "aten::linear") == runs);
+  BOOST_TEST(count("untuned_module:encoder", "aten::linear") == runs);
+  BOOST_TEST(count("untuned_module:encoder", "aten::gelu") == runs);
+  // `x * 2.0` is aten::mul.Scalar, which calls aten::mul.Tensor on the wrapped scalar: two nested
+  // aten::mul calls a run, as torch.profiler counts them too (aten::add likewise).
+  BOOST_TEST(count("(residual)", "aten::mul") == 2 * runs);
+  BOOST_TEST(count("(residual)", "aten::add") == 2 * runs);
+  BOOST_TEST(count("(residual)", "aten::linear") == 0u);
+  // An op's time is within its module's: `head`'s aten::linear total is at most head's CPU time.
+  std::int64_t head_cpu_ns = 0;
+  for (const auto& run : result.runs) {
+    for (const auto& region : run.regions) {
+      if (result.regions[region.region].id == "untuned_module:head") head_cpu_ns += region.cpu_time_ns;
+    }
+  }
+  BOOST_TEST(cpu_op_rows(result, "untuned_module:head").at("aten::linear")->cpu_time_total_ns <= head_cpu_ns);
+  for (const regionprof::region_op_rows& entry : result.region_ops) {
+    for (const regionprof::key_average_row& row : entry.rows) {
+      BOOST_TEST(row.key.rfind("regionprof", 0) != 0, row.key);
+      BOOST_TEST(row.key.find(", seq = ") == std::string::npos, row.key);
+    }
+  }
+  handle.remove();
+  torch::jit::Module plain = net_module();
+  const regionprof::Profile after = regionprof::profile([&] { plain.forward({x}); }, quick_options(handle, 1));
+  for (const auto& [name, n] : range_counts(after.source())) BOOST_TEST(name.rfind("aten::", 0) != 0, name);
 }
 
 // every_level gives the region tree (docs/design.md, rule 14): each module's own time, under its parent,

@@ -50,6 +50,11 @@ struct tuned_module {
 struct instrument_options {
   std::vector<tuned_module> tuned;  ///< each path must exist in the model (else std::invalid_argument)
   bool every_level = false;         ///< mark every module at every depth, not only the topmost
+  /// Also record each aten operator and autograd function as a range named as torch names it
+  /// (`aten::linear`, `AddmmBackward0`; a RecordFunction callback, removed with the instrumentation):
+  /// the ops of each module's region (docs/design.md, rule 20). Costs about a RecordFunction callback
+  /// and an NVTX range per op.
+  bool ops = false;
 };
 
 /// One marked module.

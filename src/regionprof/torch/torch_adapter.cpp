@@ -83,26 +83,54 @@ void on_function_end(const at::RecordFunction&, at::ObserverContext* context) {
   if (detail::open_depth() > depth) detail::unwind_to(depth);
 }
 
-std::mutex unwind_mutex;
-std::size_t unwind_users = 0;  // guarded by unwind_mutex
-at::CallbackHandle unwind_handle = 0;
+/// A global RecordFunction callback, registered while at least one instrumentation uses it.
+class shared_callback {
+ public:
+  explicit constexpr shared_callback(at::RecordFunctionCallback (*make)()) : make_(make) {}
 
-void acquire_unwind_callback() {
-  std::lock_guard lock(unwind_mutex);
-  if (unwind_users++ == 0) {
-    unwind_handle = at::addGlobalCallback(at::RecordFunctionCallback(&on_function_start, &on_function_end)
-                                              .scopes({at::RecordScope::TORCHSCRIPT_FUNCTION}));
+  void acquire() {
+    std::lock_guard lock(mutex_);
+    if (users_++ == 0) handle_ = at::addGlobalCallback(make_());
   }
+
+  void release() noexcept {
+    try {
+      std::lock_guard lock(mutex_);
+      if (--users_ == 0) at::removeCallback(handle_);
+    } catch (...) {
+      // Removing a callback cannot fail in practice; the destructor path must not throw.
+    }
+  }
+
+ private:
+  at::RecordFunctionCallback (*make_)();
+  std::mutex mutex_;
+  std::size_t users_ = 0;       // guarded by mutex_
+  at::CallbackHandle handle_ = 0;  // guarded by mutex_
+};
+
+shared_callback unwind_callback{[] {
+  return at::RecordFunctionCallback(&on_function_start, &on_function_end).scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
+}};
+
+// ---- Op ranges (instrument_options::ops) ---------------------------------------------------------
+//
+// Each aten operator and autograd function is an NVTX range in the default domain named as torch
+// names it (`aten::linear`, `AddmmBackward0`): what torch's emit_nvtx gives, less its per-call suffix
+// (`, seq = N, op_id = M`), and what rule 20 keys the ops per region by. Start and end run on the op's
+// thread, as a pair (record_function.h: the callbacks are chosen once, when the op starts, so one
+// removed meanwhile still ends what it began). No inputs, no ids: the cheapest RecordFunction observation.
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
+  nvtxRangePushA(fn.name());
+  return nullptr;
 }
 
-void release_unwind_callback() noexcept {
-  try {
-    std::lock_guard lock(unwind_mutex);
-    if (--unwind_users == 0) at::removeCallback(unwind_handle);
-  } catch (...) {
-    // Removing a callback cannot fail in practice; the destructor path must not throw.
-  }
-}
+void on_op_end(const at::RecordFunction&, at::ObserverContext*) { nvtxRangePop(); }
+
+shared_callback op_ranges{[] {
+  return at::RecordFunctionCallback(&on_op_start, &on_op_end)
+      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
+}};
 
 // ---- Discovery (shared by TorchScript and eager) -------------------------------------------------
 
@@ -394,6 +422,7 @@ struct instrumentation::state {
   // TorchScript: the instrumented clone (dropping it removes everything).
   std::optional<::torch::jit::Module> scripted;
   bool holds_unwind_callback = false;
+  bool holds_op_ranges = false;  // instrument_options::ops
 
   // Eager: bound modules (kept alive) and wrapped Sequential children.
   struct wrapped_child {
@@ -420,9 +449,19 @@ struct instrumentation::state {
     bound.clear();
     scripted.reset();
     if (holds_unwind_callback) {
-      release_unwind_callback();
+      unwind_callback.release();
       holds_unwind_callback = false;
     }
+    if (holds_op_ranges) {
+      op_ranges.release();
+      holds_op_ranges = false;
+    }
+  }
+
+  void acquire_op_ranges(const instrument_options& options) {
+    if (!options.ops) return;
+    op_ranges.acquire();
+    holds_op_ranges = true;
   }
 };
 
@@ -523,8 +562,9 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
   auto s = std::make_unique<instrumentation::state>();
   s->regions = std::move(regions);
   s->scripted = std::move(clone);
-  acquire_unwind_callback();
+  unwind_callback.acquire();
   s->holds_unwind_callback = true;
+  s->acquire_op_ranges(options);
   return instrumentation(std::move(s));
 }
 
@@ -558,6 +598,7 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
     }
   }
   s->regions = std::move(found.regions);
+  s->acquire_op_ranges(options);
   return instrumentation(std::move(s));
 }
 
