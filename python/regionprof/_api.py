@@ -84,17 +84,16 @@ class Profile:
         return _pythonic(self._native.html_fragment(_fragment_id()))
 
     def write_json(self, path: StrPath) -> Path:
-        """Writes the JSON report to ``path``; returns the resolved path. Raises OSError naming it when it
-        cannot be written (FileNotFoundError for a missing directory, IsADirectoryError,
-        PermissionError, ...)."""
-        self._native.write_json(os.fspath(_check_path("path", path)))
-        return Path(path).resolve()
+        """Writes the JSON report to ``path`` (placeholders ``%r %l %h %p`` expanded); returns the
+        resolved path of the file written. Raises OSError naming it when it cannot be written
+        (FileNotFoundError for a missing directory, IsADirectoryError, PermissionError, ...)."""
+        return _written(self._native.write_json, path)
 
     def write_trace(self, path: StrPath) -> Path:
-        """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path``; returns the resolved path.
-        Raises OSError naming it when it cannot be written."""
-        self._native.write_trace(os.fspath(_check_path("path", path)))
-        return Path(path).resolve()
+        """Writes the Chrome trace (Perfetto, chrome://tracing) to ``path`` (placeholders expanded);
+        returns the resolved path of the file written. Raises OSError naming it when it cannot be
+        written."""
+        return _written(self._native.write_trace, path)
 
     def to_pandas(self, table: str = "regions") -> Any:
         """One table of the report as a pandas DataFrame (pandas is optional: ImportError without it).
@@ -254,8 +253,7 @@ class JobProfile(Profile):
 
     def write_trace(self, path: StrPath) -> Path:
         """Writes the job's Chrome trace (``regionprof merge --trace``: one process per rank)."""
-        self._native.write_trace(os.fspath(_check_path("path", path)))
-        return Path(path).resolve()
+        return _written(self._native.write_trace, path)
 
     def __repr__(self) -> str:
         return f"<regionprof.JobProfile ranks={self.data.get('rank_count')}>"
@@ -287,6 +285,14 @@ def _check_int(name: str, value: Any, minimum: int = 0) -> None:
         raise TypeError(f"{name} must be an int, not {type(value).__name__} ({value!r})")
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, not {value}")
+
+
+def _written(write: Callable[[str], None], path: StrPath) -> Path:
+    """``write(path)`` (a native writer, which expands the path's placeholders) and the resolved path of
+    the file it wrote."""
+    text = os.fspath(_check_path("path", path))
+    write(text)
+    return Path(_native.expand_output_path(text) if "%" in text else text).resolve()
 
 
 def _check_bool(name: str, value: Any) -> None:

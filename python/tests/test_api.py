@@ -4,6 +4,7 @@ NVTX ranges of other libraries (the `nvtx` package) in the capture."""
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -393,5 +394,9 @@ def test_native_read_profile_gives_the_same_reports(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     p.write_json(path)
     assert _native.read_profile(str(path)).json() == path.read_text()
+    # Placeholders: the path returned is the file written.
+    written = p.write_json(tmp_path / "p-%p.json")
+    assert written == (tmp_path / f"p-{os.getpid()}.json").resolve() and written.is_file()
+    assert p.write_trace(tmp_path / "t-%p.json") == (tmp_path / f"t-{os.getpid()}.json").resolve()
     with pytest.raises(ValueError, match="p.json: not a regionprof profile"):
         _native.read_profile_text("{}", "p.json")
