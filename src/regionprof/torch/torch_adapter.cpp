@@ -105,12 +105,13 @@ class shared_callback {
  private:
   at::RecordFunctionCallback (*make_)();
   std::mutex mutex_;
-  std::size_t users_ = 0;       // guarded by mutex_
+  std::size_t users_ = 0;          // guarded by mutex_
   at::CallbackHandle handle_ = 0;  // guarded by mutex_
 };
 
 shared_callback unwind_callback{[] {
-  return at::RecordFunctionCallback(&on_function_start, &on_function_end).scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
+  return at::RecordFunctionCallback(&on_function_start, &on_function_end)
+      .scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
 }};
 
 // ---- Op ranges (instrument_options::ops) ---------------------------------------------------------
