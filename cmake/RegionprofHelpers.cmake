@@ -11,14 +11,14 @@ endfunction()
 
 set(REGIONPROF_DISCOVER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/BoostTestDiscover.cmake)
 
-# regionprof_add_boost_test(<target> SOURCES ... [LIBS ...] [LABELS ...] [ENVIRONMENT ...] [TIMEOUT s])
+# regionprof_add_boost_test(<target> SOURCES ... [LIBS ...] [LABELS ...] [ENVIRONMENT ...] [TIMEOUT s] [NO_PCH])
 #
 # Builds a Boost.Test program and registers each of its test cases as its own ctest test named
 # `<suite>/<case>`, discovered after each build from `--list_content` (like gtest_discover_tests).
 # A test case that exits with code 77 is reported by ctest as skipped (used for `gpu` tests without a
 # device and for tests whose data folder is not set).
 function(regionprof_add_boost_test target)
-  cmake_parse_arguments(arg "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(arg "NO_PCH" "TIMEOUT" "SOURCES;LIBS;LABELS;ENVIRONMENT" ${ARGN})
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT 300)
   endif()
@@ -26,6 +26,20 @@ function(regionprof_add_boost_test target)
   target_link_libraries(${target} PRIVATE ${arg_LIBS} Boost::unit_test_framework)
   target_compile_definitions(${target} PRIVATE BOOST_TEST_DYN_LINK)
   regionprof_warnings(${target})
+  # The tests' one precompiled header (tests/CMakeLists.txt, regionprof_test_pch) for the program's C++
+  # files, but the one that defines BOOST_TEST_MODULE (it must precede Boost.Test's header) and programs
+  # built with other flags (NO_PCH: LibTorch's). Boost.JSON's definitions are the header's too.
+  if(TARGET regionprof_test_pch AND NOT arg_NO_PCH)
+    target_link_libraries(${target} PRIVATE Boost::json)
+    target_precompile_headers(${target} REUSE_FROM regionprof_test_pch)
+    foreach(source IN LISTS arg_SOURCES)
+      get_filename_component(source_path ${source} ABSOLUTE)
+      file(STRINGS ${source_path} module_lines REGEX "^#define BOOST_TEST_MODULE")
+      if(module_lines)
+        set_source_files_properties(${source} TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      endif()
+    endforeach()
+  endif()
   set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake)
   string(REPLACE ";" "\\;" env "${arg_ENVIRONMENT}")
   string(REPLACE ";" "\\;" labels "${arg_LABELS}")

@@ -27,7 +27,7 @@ std::string double_text(double value) {
   return out;
 }
 
-std::string quoted(std::string_view text) {
+std::string json_quoted(std::string_view text) {
   std::string out;
   append_json_string(out, text);
   return out;
@@ -65,19 +65,19 @@ BOOST_AUTO_TEST_CASE(doubles_read_as_decimals) {
 }
 
 BOOST_AUTO_TEST_CASE(strings_are_escaped_and_utf8_repaired) {
-  BOOST_TEST(quoted("plain") == "\"plain\"");
-  BOOST_TEST(quoted("a\"b\\c") == "\"a\\\"b\\\\c\"");
-  BOOST_TEST(quoted("l1\nl2\tx\r\b\f") == "\"l1\\nl2\\tx\\r\\b\\f\"");
-  BOOST_TEST(quoted(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
-  BOOST_TEST(quoted(std::string("nul\0x", 5)) == "\"nul\\u0000x\"");
-  BOOST_TEST(quoted("del\x7f") == "\"del\\u007f\"");  // Perfetto's tokenizer rejects a raw DEL
-  BOOST_TEST(quoted("é✓😀") == "\"é✓😀\"");  // valid UTF-8 passes through
+  BOOST_TEST(json_quoted("plain") == "\"plain\"");
+  BOOST_TEST(json_quoted("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  BOOST_TEST(json_quoted("l1\nl2\tx\r\b\f") == "\"l1\\nl2\\tx\\r\\b\\f\"");
+  BOOST_TEST(json_quoted(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
+  BOOST_TEST(json_quoted(std::string("nul\0x", 5)) == "\"nul\\u0000x\"");
+  BOOST_TEST(json_quoted("del\x7f") == "\"del\\u007f\"");  // Perfetto's tokenizer rejects a raw DEL
+  BOOST_TEST(json_quoted("é✓😀") == "\"é✓😀\"");  // valid UTF-8 passes through
   const std::string fffd = "\xEF\xBF\xBD";
-  BOOST_TEST(quoted("a\xff" "b") == "\"a" + fffd + "b\"");
-  BOOST_TEST(quoted("\xC0\x80") == "\"" + fffd + fffd + "\"");              // overlong NUL: two bad bytes
-  BOOST_TEST(quoted("x\xE2\x82") == "\"x" + fffd + "\"");                  // truncated ✓: one maximal subpart
-  BOOST_TEST(quoted("\xED\xA0\x80") == "\"" + fffd + fffd + fffd + "\"");  // UTF-16 surrogate
-  BOOST_TEST(quoted("\xF4\x90\x80\x80") == "\"" + fffd + fffd + fffd + fffd + "\"");  // above U+10FFFF
+  BOOST_TEST(json_quoted("a\xff" "b") == "\"a" + fffd + "b\"");
+  BOOST_TEST(json_quoted("\xC0\x80") == "\"" + fffd + fffd + "\"");              // overlong NUL: two bad bytes
+  BOOST_TEST(json_quoted("x\xE2\x82") == "\"x" + fffd + "\"");                  // truncated ✓: one maximal subpart
+  BOOST_TEST(json_quoted("\xED\xA0\x80") == "\"" + fffd + fffd + fffd + "\"");  // UTF-16 surrogate
+  BOOST_TEST(json_quoted("\xF4\x90\x80\x80") == "\"" + fffd + fffd + fffd + fffd + "\"");  // above U+10FFFF
   BOOST_TEST(repair_utf8("ok é") == "ok é");
   BOOST_TEST(repair_utf8("\xE2\x82z") == fffd + "z");
 
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(strings_are_escaped_and_utf8_repaired) {
 
   // Whatever goes in, a JSON parser that checks UTF-8 reads the result back.
   const std::string nasty = std::string("q\"\\\n\x01\x7f é \xff\xfe \xE2\x82 ") + std::string(1, '\0');
-  const auto parsed = report_test::parse(quoted(nasty));
+  const auto parsed = report_test::parse(json_quoted(nasty));
   BOOST_TEST(report_test::str(parsed) == "q\"\\\n\x01\x7f é " + fffd + fffd + " " + fffd + " " + std::string(1, '\0'));
 }
 
