@@ -22,7 +22,7 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
         "regionprof.torch needs PyTorch, which is not installed: pip install 'regionprof[torch]' (or torch)"
     ) from _error
 
-from regionprof import _keywords, _native, _steps
+from regionprof import _keywords, _native, _steps, _torch_ops
 from regionprof._api import Profile, _check_bool, _run_native
 
 if TYPE_CHECKING:
@@ -486,32 +486,6 @@ def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]
     return found
 
 
-@contextlib.contextmanager
-def _op_ranges(ops: bool) -> Iterator[None]:
-    """With ``ops``: torch's own op ranges for the block: torch's profiler in its NVTX mode (what
-    torch.autograd.profiler.emit_nvtx() enables, without its device synchronize, so it also runs on a
-    machine without a GPU driver) pushes an NVTX range per aten op and autograd node, named
-    ``<op>, seq = N, op_id = M``; the capture records them and the session keys them by ``<op>``
-    (trace/torch_op_names.hpp)."""
-    _check_bool("ops", ops)
-    if not ops:
-        yield
-        return
-    from torch.autograd import ProfilerConfig, ProfilerState, _disable_profiler, _enable_profiler
-
-    config = ProfilerConfig(ProfilerState.NVTX, False, False, False, False, False,
-                            torch._C._profiler._ExperimentalConfig())
-    try:
-        _enable_profiler(config, set())
-    except RuntimeError as error:
-        raise RuntimeError(f"ops=True: torch's op ranges (its profiler's NVTX mode) could not be enabled: {error}. "
-                           "Is torch.profiler already running?") from error
-    try:
-        yield
-    finally:
-        _disable_profiler()
-
-
 @_keywords.takes("profile", exclude=("regions",))
 def profile(
     obj: Any,
@@ -539,9 +513,10 @@ def profile(
     the process are recorded too. The region wrappers are removed afterwards, also when the workload
     raises (the exception propagates). The options below (all but ``regions``, which discovery
     sets) are :func:`regionprof.profile`'s.
-    ``ops``: torch's own op ranges (aten ops, autograd nodes, as ``torch.autograd.profiler.emit_nvtx()``)
-    recorded too, so key averages and ``region_ops`` name the ops each region ran (docs/python.md, "Ops
-    per region"); off by default (it costs what torch's RecordFunction callbacks cost per op).
+    ``ops``: torch's ops (aten operators, autograd nodes, ``record_function`` blocks) recorded too, so key
+    averages and ``region_ops`` name the ops each region ran (docs/python.md, "Ops per region"); off by
+    default. Its RecordFunction callback is compiled against this torch at first use (seconds, then
+    cached); without a C++ compiler torch's NVTX mode stands in, dearer, and ``OPS_VIA_NVTX`` says so.
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -580,11 +555,11 @@ def profile(
 
     instrumentation = _Instrumentation(regions)
     try:
-        with _op_ranges(ops):
+        with _torch_ops.op_ranges(ops) as op_warnings:
             return _run_native(workload, dict(options), {
                 "target_type": _type_name(type(obj)),
                 "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
-                "warnings": warnings,
+                "warnings": warnings + op_warnings,
                 "module_types": instrumentation.module_types,
                 "args_count": len(args),
                 "kwargs": list(kwargs),
@@ -654,7 +629,7 @@ class profiler(_steps.profiler):
         self._instrumentation = _Instrumentation(regions, self._backward)
         self._op_ranges = contextlib.ExitStack()
         try:
-            self._op_ranges.enter_context(_op_ranges(self._ops))
+            self._warnings += self._op_ranges.enter_context(_torch_ops.op_ranges(self._ops))
             super().__enter__()
         except BaseException:
             self._op_ranges.close()

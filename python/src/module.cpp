@@ -40,6 +40,7 @@
 #include "region_wrapper.hpp"
 #include "regionprof/analysis/analysis.hpp"
 #include "regionprof/analysis/run_marker.hpp"
+#include "regionprof/capture/capture.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/harness/step_profiler.hpp"
 #include "regionprof/import/import.hpp"
@@ -317,6 +318,13 @@ NB_MODULE(_native, m) {
         },
         nb::arg("bytes").none(), nb::arg("flops").none(), nb::arg("items").none(),
         "Declares work for the innermost regionprof range open on this thread (docs/design.md, rule 18).");
+  m.def("op_range_functions",
+        [] {
+          return std::make_pair(reinterpret_cast<std::uintptr_t>(&regionprof::push_default_range),
+                                reinterpret_cast<std::uintptr_t>(&regionprof::pop_default_range));
+        },
+        "Addresses of the capture's default-domain push (int(const char*)) and pop (int()), for the op-range "
+        "callback compiled against the user's torch (src/regionprof/torch/op_ranges_extension.cpp).");
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
   regionprof::python::add_options_api(m);

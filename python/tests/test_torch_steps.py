@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List
@@ -351,6 +354,48 @@ def test_ops_records_torchs_op_ranges_keyed_by_op() -> None:
     assert "aten::linear" in keys
     assert "AddmmBackward0" in keys and "autograd::engine::evaluate_function: AddmmBackward0" in keys
     assert not [k for k in keys if "op_id" in k or "seq =" in k]
+
+
+def test_ops_come_from_a_callback_compiled_once_against_this_torch(tmp_path: Path) -> None:
+    """ops=True's RecordFunction callback (src/regionprof/torch/op_ranges.hpp) is compiled at first use
+    into REGIONPROF_CACHE_DIR and loaded from there afterwards; no OPS_VIA_NVTX, torch's profiler off."""
+    from regionprof import _torch_ops
+
+    model = nn.Sequential(nn.Linear(16, 16), nn.ReLU())
+    with_ops = rtorch.profile(model, torch.randn(4, 16), warmup_runs=0, measured_runs=2, row_limit=50, ops=True)
+    assert "OPS_VIA_NVTX" not in [w["code"] for w in with_ops.data["warnings"]]
+    assert _torch_ops._loaded is not None and _torch_ops._failure is None
+    built = list(_torch_ops.cache_dir().glob("op_ranges-torch*.so"))
+    assert len(built) == 1 and Path(_torch_ops._loaded.library._name) == built[0]
+    assert not torch.autograd.profiler._is_profiler_enabled
+    # Released afterwards: no callback left, so a profile without ops records none.
+    assert _torch_ops._loaded.users == 0 and _torch_ops._loaded.handle == 0
+    # A second process finds it in the cache (a build would take seconds and leave a .partial behind).
+    script = ("import regionprof, regionprof.torch as rt, torch; from regionprof import _torch_ops as t;"
+              "p = rt.profile(torch.nn.Linear(4, 4), torch.randn(2, 4), warmup_runs=0, measured_runs=1, ops=True);"
+              "print(t._loaded.library._name, [w['code'] for w in p.data['warnings']])")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "CXX": str(tmp_path / "no-compiler")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == str(built[0]) and "OPS_VIA_NVTX" not in done.stdout
+
+
+def test_without_a_compiler_torchs_nvtx_mode_records_the_ops_and_says_so(tmp_path: Path) -> None:
+    """No C++ compiler (CXX names none) and an empty cache: the ops still come, from torch's NVTX mode,
+    and the profile carries OPS_VIA_NVTX saying why and what to do."""
+    script = ("import json, regionprof, regionprof.torch as rt, torch;"
+              "m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU());"
+              "p = rt.profile(m, torch.randn(2, 8), warmup_runs=0, measured_runs=2, row_limit=50, ops=True);"
+              "print(json.dumps({'warnings': p.data['warnings'],"
+              " 'ops': {e['region_id']: [r['key'] for r in e['rows']] for e in p.data['region_ops']}}))")
+    env = {**os.environ, "CXX": str(tmp_path / "no-compiler"), "REGIONPROF_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    (warning,) = [w for w in result["warnings"] if w["code"] == "OPS_VIA_NVTX"]
+    assert "no C++ compiler found" in warning["message"] and str(tmp_path / "cache") in warning["message"]
+    assert "aten::linear" in result["ops"]["untuned_module:0"] and "aten::relu" in result["ops"]["untuned_module:1"]
+    assert not (tmp_path / "cache").exists()
 
 
 def region_ops(p: regionprof.Profile) -> Dict[str, Dict[str, Any]]:

@@ -193,6 +193,15 @@ bool nvtx_capture_attached() noexcept;
 /// capture_session::stop() adds it to the trace as NVTX_TOOL_CONFLICT (source nvtx).
 std::string nvtx_tool_conflict();
 
+/// nvtxRangePushA and nvtxRangePop as the capture records them (default domain; the name without
+/// torch's per-call suffix), callable without NVTX: a RecordFunction callback compiled apart from this
+/// module (the Python package's op ranges, src/regionprof/torch/op_ranges.hpp) pushes each op through
+/// them. Both return what NVTX's would; neither allocates for a name already in the thread's cache.
+///
+///   regionprof::push_default_range("aten::linear"); ...; regionprof::pop_default_range();
+int push_default_range(const char* name) noexcept;
+int pop_default_range() noexcept;
+
 /// The NVTX tool entry point: fills the callback tables of the NVTX instance that calls it and returns
 /// 1. `InitializeInjectionNvtx2` (injected route) and `InitializeInjectionNvtx2_fnptr` (static route)
 /// call it; a shared library that combines the capture with other tools calls it from its own

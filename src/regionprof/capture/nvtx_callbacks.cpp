@@ -386,6 +386,9 @@ int attach_nvtx_capture(const void* (*get_export_table)(std::uint32_t)) noexcept
   return 1;
 }
 
+int push_default_range(const char* name) noexcept { return capture_detail::push_a(name); }
+int pop_default_range() noexcept { return capture_detail::pop_default(); }
+
 bool nvtx_capture_attached() noexcept { return capture_detail::state().attached.load(std::memory_order_acquire); }
 
 }  // namespace regionprof

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "regionprof/torch/op_ranges.hpp"
 #include "regionprof/torch/region_stack.hpp"
 #include "regionprof/torch/torch.hpp"
 
@@ -116,22 +117,13 @@ shared_callback unwind_callback{[] {
 
 // ---- Op ranges (instrument_options::ops) ---------------------------------------------------------
 //
-// Each aten operator and autograd function is an NVTX range in the default domain named as torch
-// names it (`aten::linear`, `AddmmBackward0`): what torch's emit_nvtx gives, less its per-call suffix
-// (`, seq = N, op_id = M`), and what rule 20 keys the ops per region by. Start and end run on the op's
-// thread, as a pair (record_function.h: the callbacks are chosen once, when the op starts, so one
-// removed meanwhile still ends what it began). No inputs, no ids: the cheapest RecordFunction observation.
-std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
-  nvtxRangePushA(fn.name());
-  return nullptr;
-}
+// Each aten operator and autograd function an NVTX range in the default domain (op_ranges.hpp): what
+// torch's emit_nvtx gives, less its per-call suffix (`, seq = N, op_id = M`), and what rule 20 keys the
+// ops per region by.
+int push_op_range(const char* name) { return nvtxRangePushA(name); }
+int pop_op_range() { return nvtxRangePop(); }
 
-void on_op_end(const at::RecordFunction&, at::ObserverContext*) { nvtxRangePop(); }
-
-shared_callback op_ranges{[] {
-  return at::RecordFunctionCallback(&on_op_start, &on_op_end)
-      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION});
-}};
+shared_callback op_range_callback{[] { return op_ranges::callback<&push_op_range, &pop_op_range>(); }};
 
 // ---- Discovery (shared by TorchScript and eager) -------------------------------------------------
 
@@ -454,14 +446,14 @@ struct instrumentation::state {
       holds_unwind_callback = false;
     }
     if (holds_op_ranges) {
-      op_ranges.release();
+      op_range_callback.release();
       holds_op_ranges = false;
     }
   }
 
   void acquire_op_ranges(const instrument_options& options) {
     if (!options.ops) return;
-    op_ranges.acquire();
+    op_range_callback.acquire();
     holds_op_ranges = true;
   }
 };

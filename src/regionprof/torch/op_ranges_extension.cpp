@@ -1,0 +1,41 @@
+// The Python package's op ranges (regionprof.torch's ops=True): compiled at first use against the
+// user's own torch (python/regionprof/torch.py, _op_range_library) and loaded with ctypes, so the
+// package itself links no torch. It pushes through the capture's entry points, which Python hands it
+// as addresses (regionprof._native.op_range_functions()). C entry points only; nothing throws out.
+#include <cstdint>
+#include <exception>
+
+#include "op_ranges.hpp"
+
+namespace {
+
+int (*capture_push)(const char*) = nullptr;  // set before the callback is added, never changed after
+int (*capture_pop)() = nullptr;
+
+int push(const char* name) { return capture_push(name); }
+int pop() { return capture_pop(); }
+
+}  // namespace
+
+/// Adds the op-range callback; returns its handle, or 0 when torch refused it (or was handed nulls).
+extern "C" __attribute__((visibility("default"))) std::uint64_t regionprof_op_ranges_add(
+    int (*push_range)(const char*), int (*pop_range)()) noexcept {
+  if (push_range == nullptr || pop_range == nullptr) return 0;
+  if (capture_push != nullptr && (capture_push != push_range || capture_pop != pop_range)) return 0;
+  capture_push = push_range;
+  capture_pop = pop_range;
+  try {
+    return at::addGlobalCallback(regionprof::torch::op_ranges::callback<&push, &pop>());
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+/// Removes a callback regionprof_op_ranges_add returned.
+extern "C" __attribute__((visibility("default"))) void regionprof_op_ranges_remove(std::uint64_t handle) noexcept {
+  try {
+    at::removeCallback(handle);
+  } catch (const std::exception&) {
+    // Nothing to undo: torch removes unknown handles silently.
+  }
+}
