@@ -2,7 +2,9 @@
 config (random weights, no download), one step = forward with labels, loss.backward(), optimizer.step(), zero_grad(). Modes, in one
 process and interleaved per repetition (random order): plain; regionprof.torch.profiler with module
 regions only (backward=False); with backward regions (the default); with backward regions and torch's
-op ranges (ops=True); torch.profiler.profile (CPU activity, prof.step() per step) on the same loop. Each mode's figure is the median over repetitions of
+op ranges (ops=True); ops=True's RecordFunction callback registered while nothing records (torch's
+own cost of observing every op: the floor of any RecordFunction observer); torch.profiler.profile (CPU
+activity, prof.step() per step) on the same loop. Each mode's figure is the median over repetitions of
 the CPU time of this thread per step (time.thread_time: the scheduler's time for other processes is not
 counted; one intra-op thread).
 
@@ -71,6 +73,12 @@ def main() -> None:
             return seconds
         return run
 
+    def op_callback_only() -> float:
+        from regionprof import _torch_ops
+
+        with _torch_ops.op_ranges(True):
+            return loop(lambda: None)
+
     def torch_profiler() -> float:
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
             seconds = loop(prof.step)
@@ -81,6 +89,7 @@ def main() -> None:
         "regionprof_modules": regionprof_mode(False),
         "regionprof_backward": regionprof_mode(True),
         "regionprof_ops": regionprof_mode(True, ops=True),
+        "op_callback_only": op_callback_only,
         "torch_profiler": torch_profiler,
     }
     for run in modes.values():  # warm-up: allocator, lazy init, first-touch

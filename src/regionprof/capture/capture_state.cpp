@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace regionprof::capture_detail {
 
@@ -335,13 +336,20 @@ std::uint64_t hash_bytes(const char* text, std::size_t length) noexcept {
 
 std::uint32_t intern_cached(thread_buffer* b, const char* text, std::size_t length) noexcept {
   const std::uint64_t hash = hash_bytes(text, length);
-  name_cache_entry& entry = b->cache[(hash >> 24) & (name_cache_size - 1)];
-  if (entry.hash == hash && entry.length == length && std::memcmp(entry.text, text, length) == 0) {
-    return entry.id;
+  constexpr std::size_t sets = name_cache_size / name_cache_ways;
+  name_cache_entry* set = &b->cache[((hash >> 24) & (sets - 1)) * name_cache_ways];
+  const auto holds = [&](const name_cache_entry& e) {
+    return e.hash == hash && e.length == length && std::memcmp(e.text, text, length) == 0;
+  };
+  if (holds(set[0])) return set[0].id;
+  if (holds(set[1])) {
+    std::swap(set[0], set[1]);
+    return set[0].id;
   }
   try {
     const auto [id, stored] = state().strings.intern({text, length});
-    entry = {hash, stored, static_cast<std::uint32_t>(length), id};
+    set[1] = set[0];
+    set[0] = {hash, stored, static_cast<std::uint32_t>(length), id};
     return id;
   } catch (...) {
     return 0;  // out of memory: the range keeps an empty name rather than failing the program
