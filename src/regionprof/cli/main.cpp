@@ -54,7 +54,7 @@ void print_help(std::ostream& out) {
          "diff: 3 when B is slower beyond --fail-if-slower.\n";
 }
 
-int run_command(const command_entry& entry, std::span<char* const> args) {
+int run_entry(const command_entry& entry, std::span<char* const> args) {
   const std::unique_ptr<command> c = entry.make();
   command_line line("regionprof " + std::string(entry.name));
   c->declare(line);
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     }
     static char help_flag[] = "--help";
     char* help_args[] = {help_flag};
-    return run_command(*c, help_args);
+    return run_entry(*c, help_args);
   }
   const command_entry* c = find_command(first);
   if (c == nullptr) {
@@ -118,5 +118,5 @@ int main(int argc, char** argv) {
               << "Try 'regionprof --help' for the list of commands.\n";
     return exit_usage_error;
   }
-  return run_command(*c, args.subspan(1));
+  return run_entry(*c, args.subspan(1));
 }

@@ -8,6 +8,7 @@
 
 #include "regionprof/json/json_text.hpp"
 #include "regionprof/report/diff_text.hpp"
+#include "regionprof/report/html_page.hpp"
 #include "regionprof/report/json_report.hpp"
 #include "regionprof/report/markdown_table.hpp"
 #include "regionprof/report/report.hpp"
@@ -15,6 +16,7 @@
 namespace regionprof {
 namespace {
 
+using report_detail::html::fixed;
 using report_detail::sv;
 
 namespace json = boost::json;
@@ -52,12 +54,6 @@ json::object domains_object(const std::vector<diff_entry>& entries) {
   json::object object;
   for (const diff_entry& entry : entries) object[sv(entry.domain)] = entry_object(entry);
   return object;
-}
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
-  return std::string(buffer, result.ptr);
 }
 
 std::string signed_fixed(double value, int decimals) { return (value > 0 ? "+" : "") + fixed(value, decimals); }

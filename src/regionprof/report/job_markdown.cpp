@@ -27,7 +27,7 @@ std::string ratio(const std::optional<double>& value) {
 }
 
 /// A cell's text on one line, valid UTF-8, `|` escaped.
-std::string cell(std::string_view raw) {
+std::string line_cell(std::string_view raw) {
   std::string out;
   for (char c : report_detail::repair_utf8(raw)) {
     if (c == '|') out += '\\';
@@ -42,7 +42,8 @@ std::size_t width(std::string_view text) {
 }
 
 /// A table padded to its widest cells; columns whose title starts with '>' are right-aligned.
-void table(std::string& out, std::vector<std::string> titles, const std::vector<std::vector<std::string>>& rows) {
+void padded_table(std::string& out, std::vector<std::string> titles,
+                  const std::vector<std::vector<std::string>>& rows) {
   std::vector<bool> right;
   for (std::string& t : titles) {
     right.push_back(!t.empty() && t.front() == '>');
@@ -106,14 +107,15 @@ std::string job_to_markdown(const job_report& job) {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < stragglers.size() && i < max_straggler_rows; ++i) {
     const straggler& s = stragglers[i];
-    rows.push_back({std::to_string(s.run), "`" + cell(*s.region) + "`", s.domain, us3(s.figure->median_ns),
+    rows.push_back({std::to_string(s.run), "`" + line_cell(*s.region) + "`", s.domain, us3(s.figure->median_ns),
                     us3(static_cast<double>(s.figure->min_ns)), us3(static_cast<double>(s.figure->max_ns)),
                     us3(s.lost_ns), std::to_string(s.figure->slowest_rank), ratio(s.figure->imbalance),
                     std::to_string(s.figure->ranks)});
   }
-  table(out, {">run", "region", "domain", ">median", ">min", ">max", ">max - median", ">slowest rank", ">imbalance",
-              ">ranks"},
-        rows);
+  padded_table(out,
+               {">run", "region", "domain", ">median", ">min", ">max", ">max - median", ">slowest rank",
+                ">imbalance", ">ranks"},
+               rows);
 
   out += "## Runs across ranks\n\n";
   rows.clear();
@@ -133,22 +135,23 @@ std::string job_to_markdown(const job_report& job) {
   if (device) {
     titles.insert(titles.end(), {">device median (us)", ">device max (us)", ">device slowest rank"});
   }
-  table(out, titles, rows);
+  padded_table(out, titles, rows);
 
   out += "## Ranks\n\n";
   rows.clear();
   for (const job_rank& r : job.ranks) {
-    rows.push_back({std::to_string(r.rank), cell(r.host.empty() ? "-" : r.host), r.pid ? std::to_string(*r.pid) : "-",
+    rows.push_back({std::to_string(r.rank), line_cell(r.host.empty() ? "-" : r.host),
+                    r.pid ? std::to_string(*r.pid) : "-",
                     std::to_string(r.profile.result().runs.size()), std::to_string(r.profile.result().regions.size()),
-                    std::to_string(r.profile.result().warnings.size()), "`" + cell(r.file) + "`"});
+                    std::to_string(r.profile.result().warnings.size()), "`" + line_cell(r.file) + "`"});
   }
-  table(out, {">rank", "host", ">pid", ">runs", ">regions", ">warnings", "file"}, rows);
+  padded_table(out, {">rank", "host", ">pid", ">runs", ">regions", ">warnings", "file"}, rows);
 
   out += "## Warnings\n\n";
   if (job.warnings.empty()) out += "None for the job (each rank's own are in its profile).\n";
   for (const warning& w : job.warnings) {
-    out += "- `" + std::string(to_string(w.code)) + "` (" + std::string(to_string(w.source)) + "): " + cell(w.message) +
-           "\n";
+    out += "- `" + std::string(to_string(w.code)) + "` (" + std::string(to_string(w.source)) +
+           "): " + line_cell(w.message) + "\n";
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "regionprof/json/json_text.hpp"
+#include "regionprof/report/html_page.hpp"
 #include "regionprof/report/markdown_report.hpp"
 #include "regionprof/report/markdown_table.hpp"
 #include "regionprof/report/report.hpp"
@@ -24,6 +25,7 @@
 namespace regionprof {
 namespace {
 
+using report_detail::html::fixed;
 using report_detail::code;
 using report_detail::clean;
 using report_detail::region_summary;
@@ -61,12 +63,6 @@ std::string count(std::uint64_t value) { return std::to_string(value); }
 
 /// part / total as a percentage with 2 decimals, from doubles; "-" when the total is 0.
 std::string percent_of(double part, double total);
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
-  return std::string(buffer, result.ptr);
-}
 
 /// `- Machine: ...` (report `environment`): what was read, in the schema's order.
 void machine_line(std::string& out, const machine_environment& env) {

@@ -11,11 +11,14 @@
 #include <boost/json/object.hpp>
 
 #include "regionprof/json/json_text.hpp"
+#include "regionprof/report/html_page.hpp"
 #include "regionprof/report/report_common.hpp"
 #include "regionprof/statistics/statistics.hpp"
 
 namespace regionprof::report_detail {
 namespace {
+
+using html::fixed;
 
 namespace json = boost::json;
 
@@ -32,12 +35,6 @@ json::array path_json(const std::vector<std::uint32_t>& path, const analysis_res
 }
 
 /// Fixed-point text with `decimals` decimals.
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  const auto done = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
-  return std::string(buffer, done.ptr);
-}
-
 /// A name for a code block: control characters and backticks (which could close the fence) replaced,
 /// cut to 80 characters (UTF-8 continuation bytes do not count).
 std::string block_text(std::string_view raw) {
