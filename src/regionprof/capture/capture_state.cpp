@@ -336,6 +336,7 @@ std::uint64_t hash_bytes(const char* text, std::size_t length) noexcept {
 
 std::uint32_t intern_cached(thread_buffer* b, const char* text, std::size_t length) noexcept {
   const std::uint64_t hash = hash_bytes(text, length);
+  static_assert(name_cache_ways == 2, "the lookup below checks two ways");
   constexpr std::size_t sets = name_cache_size / name_cache_ways;
   name_cache_entry* set = &b->cache[((hash >> 24) & (sets - 1)) * name_cache_ways];
   const auto holds = [&](const name_cache_entry& e) {
