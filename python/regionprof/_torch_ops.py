@@ -27,6 +27,7 @@ import torch
 
 from regionprof import _native
 
+_SOURCE_DIR = Path(__file__).parent / "_cpp"  # the wheel's copy of src/regionprof/torch/op_ranges*
 _SOURCES = ("op_ranges.hpp", "op_ranges_extension.cpp")
 _COMPILE_TIMEOUT_S = 300
 
@@ -54,14 +55,13 @@ def _compiler() -> Optional[str]:
 
 def _build(target: Path, compiler: str, torch_dir: Path) -> None:
     """Compiles the callback into ``target`` (atomically: ranks of one job may build it at once)."""
-    source_dir = Path(__file__).parent / "_cpp"
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(prefix=target.name + ".", suffix=".partial", dir=target.parent)
     os.close(fd)
     command = [compiler, "-std=c++20", "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
                f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-isystem", str(torch_dir / "include"),
-               str(source_dir / "op_ranges_extension.cpp"), "-o", partial,
+               str(_SOURCE_DIR / "op_ranges_extension.cpp"), "-o", partial,
                "-L", str(torch_dir / "lib"), "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{torch_dir / 'lib'}"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S, check=False)
@@ -103,7 +103,7 @@ def _load() -> Tuple[Optional[_Library], str]:
         torch_dir = Path(torch.__file__).resolve().parent
         key = hashlib.sha256()
         for name in _SOURCES:
-            key.update((Path(__file__).parent / "_cpp" / name).read_bytes())
+            key.update((_SOURCE_DIR / name).read_bytes())
         key.update(f"{torch.__version__}\0{torch_dir}".encode())
         version = re.sub(r"[^0-9A-Za-z.]+", "_", torch.__version__)
         target = cache_dir() / f"op_ranges-torch{version}-{key.hexdigest()[:16]}.so"

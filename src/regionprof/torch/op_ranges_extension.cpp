@@ -1,5 +1,5 @@
 // The Python package's op ranges (regionprof.torch's ops=True): compiled at first use against the
-// user's own torch (python/regionprof/torch.py, _op_range_library) and loaded with ctypes, so the
+// user's own torch (python/regionprof/_torch_ops.py, _load) and loaded with ctypes, so the
 // package itself links no torch. It pushes through the capture's entry points, which Python hands it
 // as addresses (regionprof._native.op_range_functions()). C entry points only; nothing throws out.
 #include <cstdint>
