@@ -111,7 +111,9 @@ BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   BOOST_TEST(static_cast<int>(warning_code::nvtx_initialized_without_tool) == 28);
   BOOST_TEST(to_string(warning_code::ops_via_nvtx) == "OPS_VIA_NVTX");
   BOOST_TEST(static_cast<int>(warning_code::ops_via_nvtx) == 29);
-  BOOST_TEST(to_string(static_cast<warning_code>(30)) == "UNKNOWN");
+  BOOST_TEST(to_string(warning_code::out_of_memory) == "OUT_OF_MEMORY");
+  BOOST_TEST(static_cast<int>(warning_code::out_of_memory) == 30);
+  BOOST_TEST(to_string(static_cast<warning_code>(31)) == "UNKNOWN");
   BOOST_TEST(!warning_code_from_string("NOT_A_CODE").has_value());
   BOOST_TEST(!warning_code_from_string("no_run_markers").has_value());
   for (warning_source s : sources) BOOST_TEST((warning_source_from_string(to_string(s)) == std::optional(s)));

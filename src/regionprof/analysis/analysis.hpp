@@ -109,6 +109,27 @@ struct region_info {
   std::string module_type;  ///< the module's type name for adapter regions, "-" otherwise
 };
 
+/// One device's memory over a span (docs/design.md, rule 21): bytes and counts of the allocations and
+/// frees owned, and the largest total allocated that the device reported during the span.
+struct device_memory {
+  memory_device device = cpu_memory;  ///< report key: memory_device_key(device)
+  std::uint64_t allocated_bytes = 0;  ///< sum of the allocations' bytes
+  std::uint64_t freed_bytes = 0;      ///< sum of the frees' |bytes|
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  /// Largest total allocated of an event of this device within the span (any thread); absent when the
+  /// source gives no totals or no such event falls in it. Never set for the residual.
+  std::optional<std::int64_t> peak_allocated_bytes;
+  friend bool operator==(const device_memory&, const device_memory&) = default;
+};
+
+/// Memory figures of one span (a run, its residual, or a region in one run), by device ascending (`cpu`
+/// first, then `cuda:0`, ...); a device is listed when it has an event owned or a peak.
+using memory_figures = std::vector<device_memory>;
+
+/// analysis_result::memory index of no figures (memory_of() gives nullptr).
+inline constexpr std::uint32_t no_memory = static_cast<std::uint32_t>(-1);
+
 /// A region's totals within one run. Index `region` points into analysis_result::regions.
 struct region_aggregate {
   /// analysis_result::work index of no work (work_of() gives nullptr).
@@ -122,6 +143,8 @@ struct region_aggregate {
   /// declared, summed; no_work when none did. Out of line (8 bytes here, not 56); last, so positional
   /// initialisers of the other members keep their meaning.
   std::uint32_t work = no_work;
+  /// Rule 21: index into analysis_result::memory of its memory figures, or no_memory.
+  std::uint32_t memory = no_memory;
 };
 
 /// One node of a run's region tree (docs/design.md, rule 14): the region instances of one path of
@@ -152,7 +175,7 @@ struct device_timing {
 };
 
 /// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
-/// 136 bytes, the most a profile holds per run (docs/design.md, rule 13): optional_ns, not
+/// 144 bytes, the most a profile holds per run (docs/design.md, rule 13): optional_ns, not
 /// std::optional, for the device figures.
 struct run_result {
   std::size_t run_index = 0;
@@ -168,6 +191,9 @@ struct run_result {
   /// order of `regions`, children by first appearance). Empty when analysis_options::region_tree is off.
   std::vector<tree_node> tree;
   std::vector<device_timing> devices;  ///< by device number, devices the run launched on (device data only)
+  /// Rule 21: indices into analysis_result::memory of the run's and its residual's figures, or no_memory.
+  std::uint32_t memory = no_memory;
+  std::uint32_t residual_memory = no_memory;
 };
 
 /// `CPU` rows are CPU intervals, `CUDA` rows device ops.
@@ -228,6 +254,9 @@ struct analysis_result {
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
   /// Rule 18: the declared work of the region aggregates that have some (region_aggregate::work).
   std::vector<declared_work> work;
+  /// Rule 21: the memory figures of runs, residuals and region aggregates that have some (their
+  /// `memory` members index it).
+  std::vector<memory_figures> memory;
   /// Rule 20: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
   bool has_region_ops = false;
   /// Rule 20: one entry per `regions` entry, in its order, then the residual's when there are runs.
@@ -241,6 +270,15 @@ struct analysis_result {
 /// ```
 inline const declared_work* work_of(const analysis_result& result, const region_aggregate& aggregate) noexcept {
   return aggregate.work < result.work.size() ? &result.work[aggregate.work] : nullptr;
+}
+
+/// The memory figures at `index` (a run's, residual's or region aggregate's `memory`), or nullptr.
+///
+/// ```
+/// if (const regionprof::memory_figures* m = regionprof::memory_of(result, run.memory)) show(*m);
+/// ```
+inline const memory_figures* memory_of(const analysis_result& result, std::uint32_t index) noexcept {
+  return index < result.memory.size() ? &result.memory[index] : nullptr;
 }
 
 /// Applies the attribution rules of docs/design.md. Never throws on odd data: anomalies become warnings.

@@ -47,6 +47,27 @@ thread_index trace::add_thread(std::int64_t pid, std::int64_t tid, std::string_v
   return static_cast<thread_index>(threads.size() - 1);
 }
 
+std::string memory_device_key(memory_device device) {
+  return device == cpu_memory ? std::string("cpu") : "cuda:" + std::to_string(device);
+}
+
+std::optional<memory_device> parse_memory_device_key(std::string_view key) {
+  if (key == "cpu") return cpu_memory;
+  constexpr std::string_view prefix = "cuda:";
+  if (key.size() <= prefix.size() || key.size() > prefix.size() + 5 || key.substr(0, prefix.size()) != prefix) {
+    return std::nullopt;
+  }
+  int value = 0;
+  for (char c : key.substr(prefix.size())) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (value > std::numeric_limits<memory_device>::max() || (key[prefix.size()] == '0' && key.size() > prefix.size() + 1)) {
+    return std::nullopt;
+  }
+  return static_cast<memory_device>(value);
+}
+
 std::string trace::time_range_problem() const {
   constexpr std::uint64_t limit = std::uint64_t{1} << 62;
   // Differences of int64 times as uint64: exact (< 2^64) whenever end > start.
@@ -63,6 +84,7 @@ std::string trace::time_range_problem() const {
   };
   for (const cpu_interval& i : intervals) add(i.start_ns, i.end_ns);
   for (const device_op& op : device_ops) add(op.start_ns, op.end_ns);
+  for (const memory_event& event : memory_events) add(event.time_ns, event.time_ns);
   if (durations > limit) {
     return "the durations of its intervals and device ops add up to more than 2^62 ns (146 years); "
            "its times are not nanoseconds of one clock";

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -125,6 +126,42 @@ struct graph_op {
   std::uint32_t capture_correlation_id = 0;
 };
 
+/// The device a memory event is on: the host (`cpu`) or CUDA device N (`cuda:N`), as report keys name them.
+using memory_device = std::int16_t;
+/// memory_event::device of host memory (report key `cpu`); 0 and up are CUDA device ordinals.
+inline constexpr memory_device cpu_memory = -1;
+
+/// What a memory event is.
+enum class memory_event_kind : std::uint8_t {
+  allocation = 0,     ///< `bytes` > 0 were allocated (torch `[memory]` with Bytes > 0, CUPTI MEMORY2 allocation)
+  free = 1,           ///< `bytes` were freed: a negative count (torch `[memory]` with Bytes < 0, CUPTI release)
+  out_of_memory = 2,  ///< an allocation of `bytes` failed (torch `[OutOfMemory]`); allocates nothing
+};
+
+/// An allocation, free or failed allocation on one device, at an instant on one CPU thread (docs/design.md,
+/// rule 21): owned as a launching call at that instant on that thread would be.
+///
+/// ```
+/// trace.memory_events.push_back({.time_ns = 1500, .bytes = 32768, .total_allocated = 32768, .thread = main});
+/// ```
+struct memory_event {
+  /// `total_allocated` when the source gives no device total.
+  static constexpr std::int64_t no_total = std::numeric_limits<std::int64_t>::min();
+  std::int64_t time_ns = 0;
+  std::int64_t bytes = 0;  ///< allocation: > 0; free: < 0 (its |bytes| were freed); out_of_memory: asked for
+  std::int64_t total_allocated = no_total;  ///< the device's total allocated after the event, bytes
+  thread_index thread = 0;
+  memory_device device = cpu_memory;
+  memory_event_kind kind = memory_event_kind::allocation;
+  std::uint8_t reserved = 0;
+};
+static_assert(sizeof(memory_event) == 32, "memory_event must stay 32 bytes (memory budget)");
+
+/// `cpu` or `cuda:N`: a memory device's report key.
+std::string memory_device_key(memory_device device);
+/// The device of a report key `cpu` or `cuda:N` (N in 0..32767), or nullopt.
+std::optional<memory_device> parse_memory_device_key(std::string_view key);
+
 /// Work a region instance declared it did (docs/design.md, rule 18): each quantity is absent when not
 /// declared. Declarations of one instance, and of several instances of a region in one run, sum.
 ///
@@ -210,6 +247,8 @@ struct trace {
   /// Work declared by ranges (rule 18), any order, at most one entry per interval (the producer sums a
   /// range's declarations). Empty for imported traces.
   std::vector<interval_work> declared_work;
+  /// Allocations, frees and failed allocations (rule 21), any order.
+  std::vector<memory_event> memory_events;
 
   /// True when device tracing was active (even if no device op was recorded). A trace with device
   /// ops has device data whatever this says; see has_device_data().
@@ -241,8 +280,8 @@ struct trace {
   domain_index domain(std::string_view name);
   /// The index of thread (pid, tid), adding it when new.
   thread_index add_thread(std::int64_t pid, std::int64_t tid, std::string_view name = {});
-  /// Total number of events (CPU intervals + device ops).
-  std::size_t event_count() const noexcept { return intervals.size() + device_ops.size(); }
+  /// Total number of events (CPU intervals, device ops and memory events).
+  std::size_t event_count() const noexcept { return intervals.size() + device_ops.size() + memory_events.size(); }
 };
 
 }  // namespace regionprof
