@@ -27,16 +27,16 @@ analysis_result tree_result() {
   result.tree_regions = result.regions;
   result.tree_regions.push_back({"r:<c>", "<c>", "r", "-"});
   result.has_region_tree = true;
-  const std::int64_t totals_us[] = {1000, 1200, 800}, b_us[] = {250, 300, 200}, c_us[] = {200, 300, 0};
+  const std::int64_t totals_us[] = {1000, 1200, 800}, b_values[] = {250, 300, 200}, c_us[] = {200, 300, 0};
   for (std::size_t i = 0; i < 3; ++i) {
     run_result run;
     run.run_index = i;
     run.cpu_time_ns = run.wall_time_ns = totals_us[i] * 1000;
-    run.regions = {{0, 1, 500'000, std::nullopt, std::nullopt}, {1, 1, b_us[i] * 1000, std::nullopt, std::nullopt}};
-    run.residual_cpu_ns = run.cpu_time_ns - 500'000 - b_us[i] * 1000;
+    run.regions = {{0, 1, 500'000, std::nullopt, std::nullopt}, {1, 1, b_values[i] * 1000, std::nullopt, std::nullopt}};
+    run.residual_cpu_ns = run.cpu_time_ns - 500'000 - b_values[i] * 1000;
     run.tree.push_back({0, tree_node::no_parent, 0, 1, 500'000, 500'000 - c_us[i] * 1000, std::nullopt, std::nullopt});
     if (c_us[i] != 0) run.tree.push_back({2, 0, 1, 1, c_us[i] * 1000, c_us[i] * 1000, std::nullopt, std::nullopt});
-    run.tree.push_back({1, tree_node::no_parent, 0, 1, b_us[i] * 1000, b_us[i] * 1000, std::nullopt, std::nullopt});
+    run.tree.push_back({1, tree_node::no_parent, 0, 1, b_values[i] * 1000, b_values[i] * 1000, std::nullopt, std::nullopt});
     result.runs.push_back(std::move(run));
   }
   return result;

@@ -12,7 +12,9 @@ namespace regionprof::detail::attribution {
 
 namespace {
 
-constexpr std::uint64_t aggregate_code(aggregate_index aggregate) noexcept { return 3 * std::uint64_t{aggregate.index()}; }
+constexpr std::uint64_t aggregate_code(aggregate_index aggregate) noexcept {
+  return 3 * std::uint64_t{aggregate.index()};
+}
 constexpr std::uint64_t residual_code(run_index run) noexcept { return 3 * std::uint64_t{run.index()} + 1; }
 constexpr std::uint64_t run_peak_code(run_index run) noexcept { return 3 * std::uint64_t{run.index()} + 2; }
 
@@ -65,7 +67,8 @@ void add_figures(memory_figures& into, const device_memory& d) {
   at->allocations += d.allocations;
   at->frees += d.frees;
   if (d.peak_allocated_bytes) {
-    at->peak_allocated_bytes = std::max(at->peak_allocated_bytes.value_or(*d.peak_allocated_bytes), *d.peak_allocated_bytes);
+    const std::int64_t peak = *d.peak_allocated_bytes;
+    at->peak_allocated_bytes = std::max(at->peak_allocated_bytes.value_or(peak), peak);
   }
 }
 
@@ -103,7 +106,9 @@ void engine::place_memory_event(std::uint32_t event, std::uint32_t thread, owner
   }
   if (state == ownership::off_counted) {
     ++off_thread_memory_events_;
-    if (std::find(off_threads_.begin(), off_threads_.end(), thread) == off_threads_.end()) off_threads_.push_back(thread);
+    if (std::find(off_threads_.begin(), off_threads_.end(), thread) == off_threads_.end()) {
+      off_threads_.push_back(thread);
+    }
     return;
   }
   if (!owned(state)) return;  // a skipped run's
@@ -133,7 +138,8 @@ void engine::own_memory_event(std::uint32_t event, run_index run, aggregate_inde
     }
     return;
   }
-  device_memory& d = memory_entry_of(aggregate.is_index() ? aggregate_code(aggregate) : residual_code(run), e.device).figures;
+  const std::uint64_t code = aggregate.is_index() ? aggregate_code(aggregate) : residual_code(run);
+  device_memory& d = memory_entry_of(code, e.device).figures;
   if (e.kind == memory_event_kind::allocation) {
     d.allocated_bytes += magnitude(e.bytes);
     ++d.allocations;
@@ -156,7 +162,9 @@ void engine::add_memory_peaks() {
     for (memory_device device : devices) {
       std::vector<std::pair<std::int64_t, std::int64_t>> totals;
       for (const memory_event& e : in_.memory_events) {
-        if (e.device == device && e.total_allocated != memory_event::no_total) totals.emplace_back(e.time_ns, e.total_allocated);
+        if (e.device == device && e.total_allocated != memory_event::no_total) {
+          totals.emplace_back(e.time_ns, e.total_allocated);
+        }
       }
       trees.emplace_back(device, max_tree(std::move(totals)));
     }
