@@ -198,6 +198,9 @@ BOOST_AUTO_TEST_CASE(memory_read_back_writes_the_same_outputs) {
   // memory section), alone and in a job of two ranks.
   const Profile live(trace{}, analysis_options{}, full_context(), report_test::memory_result());
   BOOST_TEST_REQUIRE(to_json(live).find("\"peak_allocated_bytes\"") != std::string::npos);
+  BOOST_TEST_REQUIRE(to_markdown(live).find("\n## Memory\n") != std::string::npos);
+  BOOST_TEST_REQUIRE(to_html(live).find("<h2>Memory</h2>") != std::string::npos);
+  BOOST_TEST_REQUIRE(to_terminal_table(live, false).find("\nmemory per region:") != std::string::npos);
   check_read_back(live, "memory");
   std::vector<named_profile> ranks;
   for (const char* file : {"m0.json", "m1.json"}) ranks.push_back({file, live});

@@ -40,9 +40,10 @@ struct markdown_options {
 std::string to_json(const Profile& profile);
 
 /// A Markdown view that reads top-down: overview; summary (per region the median CPU and device time
-/// over runs, share of the run, MAD and cv); runs; regions; per-run attribution with a residual row
-/// (limited by markdown_options::runs_detail); key averages; warnings. Tables are padded to their
-/// column widths; times in us with 3 decimals, shares in % with 2.
+/// over runs, share of the run, MAD and cv); memory (per region and device the medians of its memory
+/// figures, docs/design.md rule 21, only when some run has them); runs; regions; per-run attribution
+/// with a residual row (limited by markdown_options::runs_detail); key averages; warnings. Tables are
+/// padded to their column widths; times in us with 3 decimals, shares in % with 2.
 ///
 /// ```
 /// std::cout << regionprof::to_markdown(profile, regionprof::markdown_options{.runs_detail = 3});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <ctime>
 #include <iterator>
 #include <stdexcept>
@@ -112,6 +113,27 @@ memory_medians median_memory(const std::vector<const memory_figures*>& per_run) 
                    stats::median(sums[3]), peaks.empty() ? std::nullopt : std::optional<double>(stats::median(peaks))});
   }
   return out;
+}
+
+std::string count_text(double count) {
+  const bool whole = count == std::floor(count);
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, count, std::chars_format::fixed, whole ? 0 : 1).ptr;
+  return std::string(buffer, end);
+}
+
+std::string bytes_text(double bytes) {
+  if (bytes < 1024.0) return count_text(bytes) + " B";
+  static constexpr const char* units[] = {" KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
+  double value = bytes / 1024.0;
+  std::size_t unit = 0;
+  while (unit + 1 < std::size(units) && value >= 1023.995) {  // never `1024.00 KiB`
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 2).ptr;
+  return std::string(buffer, end) + units[unit];
 }
 
 namespace {

@@ -116,6 +116,13 @@ bool has_memory(const analysis_result& result) noexcept;
 /// The medians of `per_run` (one entry per run of the analysis; nullptr: no figures in that run).
 memory_medians median_memory(const std::vector<const memory_figures*>& per_run);
 
+/// Bytes for the views in binary units with 2 decimals (`32.00 KiB`, `1.50 MiB`; KiB = 1024 B), below
+/// 1 KiB as `512 B` (a median of an even count may be `512.5 B`).
+std::string bytes_text(double bytes);
+
+/// A count for the views: whole as an integer (`3`), a median between two counts with 1 decimal (`2.5`).
+std::string count_text(double count);
+
 /// One region across all runs (report `region_summary[i]`).
 struct region_summary {
   std::uint32_t region = 0;        ///< index into analysis_result::regions
