@@ -547,6 +547,26 @@ BOOST_AUTO_TEST_CASE(memory_medians_in_the_summaries) {
   BOOST_TEST(!plain.at("run_summary").as_object().contains("residual_memory"));
 }
 
+// memory_rows (report.hpp), the rows of Python's to_pandas("memory"): per run its regions in order, the
+// residual, the run total, each owner's devices ascending; none for an owner without figures.
+BOOST_AUTO_TEST_CASE(memory_rows_per_run_owner_and_device) {
+  const Profile profile(trace{}, analysis_options{}, fixed_context(), memory_result());
+  const std::vector<memory_row> rows = memory_rows(profile);
+  std::vector<std::string> shown;
+  for (const memory_row& row : rows) {
+    shown.push_back(std::to_string(row.run_index) + " " + std::string(row.owner) + " " +
+                    memory_device_key(row.figures.device) + " " + std::to_string(row.figures.allocated_bytes));
+  }
+  BOOST_TEST(shown == (std::vector<std::string>{"0 aot_module:encoder cpu 4096", "0 aot_module:encoder cuda:0 1048576",
+                                                "0 untuned_module:head cuda:0 512", "0 (residual) cpu 100",
+                                                "0 (run total) cpu 4196", "0 (run total) cuda:0 1049088",
+                                                "1 aot_module:encoder cpu 2048", "1 (run total) cpu 2048"}),
+             boost::test_tools::per_element());
+  BOOST_TEST((rows[1].figures == memory_result().memory[1][1]));
+  BOOST_TEST(!rows[2].figures.peak_allocated_bytes.has_value());
+  BOOST_TEST(memory_rows(Profile(trace{}, analysis_options{}, fixed_context(), device_result())).empty());
+}
+
 BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {
   analysis_result empty;
   empty.cpu_time_total.sort_by = "cpu_time_total";

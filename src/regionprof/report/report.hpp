@@ -76,6 +76,23 @@ std::string to_html_fragment(const Profile& profile, std::string_view id);
 /// ```
 std::string to_terminal_table(const Profile& profile, bool colour, std::size_t width = 100);
 
+/// One row of the memory table (docs/design.md, rule 21; Python's `to_pandas(table="memory")`): one
+/// owner's memory figures on one device in one run.
+struct memory_row {
+  std::size_t run_index = 0;
+  std::string_view owner;  ///< a region id, `(residual)` or `(run total)`; valid while the profile is
+  device_memory figures;
+};
+
+/// Per run, in run order: its regions' memory figures (in the run's region order), its residual's, then
+/// the run's own (`(run total)`), each owner's devices ascending; an owner without figures has no row, so
+/// a profile without memory events has none.
+///
+/// ```
+/// for (const regionprof::memory_row& row : regionprof::memory_rows(profile)) use(row.owner, row.figures);
+/// ```
+std::vector<memory_row> memory_rows(const Profile& profile);
+
 /// Writes `source` as a Chrome trace (JSON object with `traceEvents`) in torch.profiler's conventions,
 /// loadable by Perfetto and chrome://tracing, and read back exactly by the Kineto importer.
 ///

@@ -314,3 +314,26 @@ std::optional<run_summary> summarize_runs(const analysis_result& result) {
 }
 
 }  // namespace regionprof::report_detail
+
+namespace regionprof {
+
+std::vector<memory_row> memory_rows(const Profile& profile) {
+  const analysis_result& result = profile.result();
+  report_detail::check_region_indices(result);
+  std::vector<memory_row> rows;
+  const auto add = [&](std::size_t run_index, std::string_view owner, std::uint32_t index) {
+    if (const memory_figures* figures = report_detail::shown_memory(result, index)) {
+      for (const device_memory& entry : *figures) rows.push_back({run_index, owner, entry});
+    }
+  };
+  for (const run_result& run : result.runs) {
+    for (const region_aggregate& aggregate : run.regions) {
+      add(run.run_index, result.regions[aggregate.region].id, aggregate.memory);
+    }
+    add(run.run_index, region_op_rows::residual_id, run.residual_memory);
+    add(run.run_index, "(run total)", run.memory);
+  }
+  return rows;
+}
+
+}  // namespace regionprof
