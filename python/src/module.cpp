@@ -264,7 +264,11 @@ NB_MODULE(_native, m) {
       .def("write_json", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_json(p, path); },
            nb::arg("path"))
       .def("write_trace", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_trace(p, path); },
-           nb::arg("path"));
+           nb::arg("path"))
+      .def("memory_rows", &regionprof::python::memory_tuples,
+           "The memory table (docs/design.md, rule 21): (run_index, owner, device, allocated_bytes, freed_bytes, "
+           "allocations, frees, peak_allocated_bytes or None) per run, owner (regions in run order, (residual), "
+           "(run total)) and device.");
 
   m.def("profile", &run_profile, nb::arg("workload"), nb::arg("options"), nb::arg("caller"),
         "regionprof::profile over a Python callable (called with no arguments, GIL held) with the keyword "
