@@ -106,7 +106,7 @@ class Profile:
         ``"key_averages"`` (one row per view and event), ``"region_ops"`` (one row per region and op
         row: ``region_id``, then the key-average row's columns; the residual's rows have ``region_id``
         ``"(residual)"``) or ``"memory"`` (docs/design.md, rule 21: one row per run, owner and device:
-        ``run``, ``region`` (a region id, ``"(residual)"`` or ``"(run total)"``, in that order within a run),
+        ``run_index``, ``region_id`` (a region id, ``"(residual)"`` or ``"(run total)"``, in that order within a run),
         ``device`` (``"cpu"``, ``"cuda:N"``), ``allocated_bytes``, ``freed_bytes``, ``allocations``, ``frees``
         (int64) and ``peak_allocated_bytes`` (nullable ``Int64``: ``<NA>`` where there is no peak); no row
         for an owner without memory figures, so no rows without memory events). A job report's tables have
@@ -220,9 +220,9 @@ _TABLE_NAMES = (*_TABLES, "memory")
 
 #: The memory table's columns (a job's have "rank" first), and the dtypes of its numbers (strings keep
 #: pandas' own string dtype).
-_MEMORY_COLUMNS = ("run", "region", "device", "allocated_bytes", "freed_bytes", "allocations", "frees",
+_MEMORY_COLUMNS = ("run_index", "region_id", "device", "allocated_bytes", "freed_bytes", "allocations", "frees",
                    "peak_allocated_bytes")
-_MEMORY_DTYPES = {"rank": "int64", "run": "int64", "allocated_bytes": "int64", "freed_bytes": "int64",
+_MEMORY_DTYPES = {"rank": "int64", "run_index": "int64", "allocated_bytes": "int64", "freed_bytes": "int64",
                   "allocations": "int64", "frees": "int64", "peak_allocated_bytes": "Int64"}
 
 

@@ -230,19 +230,19 @@ def test_to_pandas_memory_one_row_per_run_owner_and_device(tmp_path: Path) -> No
     assert q.data["runs"][0]["regions"][1]["memory"] == _MEMORY_PROFILE["runs"][0]["regions"][1]["memory"]
     assert "## Memory" in q.markdown()
     memory = q.to_pandas("memory")
-    assert list(memory.columns) == ["run", "region", "device", "allocated_bytes", "freed_bytes", "allocations",
-                                    "frees", "peak_allocated_bytes"]
+    assert list(memory.columns) == ["run_index", "region_id", "device", "allocated_bytes", "freed_bytes",
+                                    "allocations", "frees", "peak_allocated_bytes"]
     assert _rows(memory) == _MEMORY_ROWS
     assert str(memory["allocated_bytes"].dtype) == "int64" and str(memory["peak_allocated_bytes"].dtype) == "Int64"
     # Regions + residual = run, per run, device and sum.
     for sum_column in ("allocated_bytes", "freed_bytes", "allocations", "frees"):
-        owners = memory[memory["region"] != "(run total)"].groupby(["run", "device"])[sum_column].sum()
-        totals = memory[memory["region"] == "(run total)"].set_index(["run", "device"])[sum_column]
+        owners = memory[memory["region_id"] != "(run total)"].groupby(["run_index", "device"])[sum_column].sum()
+        totals = memory[memory["region_id"] == "(run total)"].set_index(["run_index", "device"])[sum_column]
         assert owners.sort_index().tolist() == totals.sort_index().tolist()
     # A job of two ranks: the same rows per rank, "rank" first.
     job = regionprof.distributed.merge_texts([q.json(), q.json()], ["r0.json", "r1.json"])
     rows = job.to_pandas("memory")
-    assert list(rows.columns[:2]) == ["rank", "run"]
+    assert list(rows.columns[:2]) == ["rank", "run_index"]
     assert _rows(rows) == [(rank, *row) for rank in (0, 1) for row in _MEMORY_ROWS]
     assert isinstance(rows, pandas.DataFrame)
 
@@ -253,8 +253,8 @@ def test_to_pandas_memory_is_empty_without_memory_events(saved: tuple) -> None:
     for profile in (p, regionprof.load(path)):
         memory = profile.to_pandas("memory")
         assert memory.empty
-        assert list(memory.columns) == ["run", "region", "device", "allocated_bytes", "freed_bytes", "allocations",
-                                        "frees", "peak_allocated_bytes"]
+        assert list(memory.columns) == ["run_index", "region_id", "device", "allocated_bytes", "freed_bytes",
+                                        "allocations", "frees", "peak_allocated_bytes"]
     assert '"memory":' not in path.read_text()
 
 

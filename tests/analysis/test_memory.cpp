@@ -85,9 +85,9 @@ BOOST_AUTO_TEST_CASE(events_go_to_the_topmost_region_open_at_their_instant) {
   check(on_device(r, b->memory, 0), figures(10, 0, 1, 0, 10, 0), "b cuda:0");
   BOOST_TEST(memory_of(r, b->memory)->front().device == cpu_memory);
   // The residual: 50, 450, 900; no peak (it is no span). 1100 is after the run.
-  check(on_device(r, r.runs[0].residual_memory, cpu_memory), figures(164, 100, 2, 1, std::nullopt), "residual");
-  check(on_device(r, r.runs[0].memory, cpu_memory), figures(1364, 1364, 4, 4, 1300), "run cpu");
-  check(on_device(r, r.runs[0].memory, 0), figures(10, 0, 1, 0, 10, 0), "run cuda:0");
+  check(on_device(r, r.run_memory.at(0).residual, cpu_memory), figures(164, 100, 2, 1, std::nullopt), "residual");
+  check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(1364, 1364, 4, 4, 1300), "run cpu");
+  check(on_device(r, r.run_memory.at(0).run, 0), figures(10, 0, 1, 0, 10, 0), "run cuda:0");
   BOOST_TEST(!find_warning(r, warning_code::off_thread_events));
 }
 
@@ -95,8 +95,8 @@ BOOST_AUTO_TEST_CASE(without_totals_there_are_no_peaks) {
   const analysis_result r =
       analyze(trace_builder().thread(1).marker(0, 100).range("aot_module:a", 10, 20).memory(15, 8).build(), {});
   check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "a");
-  check(on_device(r, r.runs[0].memory, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "run");
-  BOOST_TEST(r.runs[0].residual_memory == no_memory);
+  check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "run");
+  BOOST_TEST(r.run_memory.at(0).residual == no_memory);  // runs' figures, none of a residual
 }
 
 BOOST_AUTO_TEST_CASE(a_peak_counts_every_threads_events_within_the_span) {
@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(a_peak_counts_every_threads_events_within_the_span) {
   b.thread(2).range("worker", 0, 1000).memory(200, 500, 510).memory(600, -500, 10);
   const analysis_result r = analyze(b.build(), analysis_options{});
   check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(10, 0, 1, 0, 510), "a");
-  check(on_device(r, r.runs[0].memory, cpu_memory), figures(10, 0, 1, 0, 510), "run");
+  check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(10, 0, 1, 0, 510), "run");
   const warning* off = find_warning(r, warning_code::off_thread_events);
   BOOST_TEST_REQUIRE(off != nullptr);
   BOOST_TEST(off->message.find("2 memory event(s)") != std::string::npos, off->message);
@@ -123,8 +123,8 @@ BOOST_AUTO_TEST_CASE(cross_thread_events_go_where_off_thread_launches_go) {
   const analysis_result r = analyze(b.build(), options);
   check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(7, 0, 1, 0, 7), "a");
   check(on_device(r, region_in(r, 0, "aot_module:c")->memory, cpu_memory), figures(0, 7, 0, 1, 3), "c");
-  check(on_device(r, r.runs[0].residual_memory, cpu_memory), figures(3, 0, 1, 0, std::nullopt), "residual");
-  check(on_device(r, r.runs[0].memory, cpu_memory), figures(10, 7, 2, 1, 10), "run");
+  check(on_device(r, r.run_memory.at(0).residual, cpu_memory), figures(3, 0, 1, 0, std::nullopt), "residual");
+  check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(10, 7, 2, 1, 10), "run");
   BOOST_TEST(!find_warning(r, warning_code::off_thread_events));
 }
 
@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(a_failed_allocation_warns_naming_run_region_and_bytes) {
   // A failed allocation allocates nothing, but the total it reports counts for the peaks.
   check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(1200, 1200, 2, 2, 1300), "a");
   check(on_device(r, region_in(r, 0, "aot_module:a")->memory, 0), figures(0, 0, 0, 0, 1300, 0), "a cuda");
-  check(on_device(r, r.runs[0].memory, 0), figures(10, 0, 1, 0, 1300, 0), "run cuda:0");
+  check(on_device(r, r.run_memory.at(0).run, 0), figures(10, 0, 1, 0, 1300, 0), "run cuda:0");
 }
 
 BOOST_AUTO_TEST_CASE(skipped_runs_and_events_outside_runs_count_nowhere) {
@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(skipped_runs_and_events_outside_runs_count_nowhere) {
   options.skip_runs = 1;
   const analysis_result r = analyze(b.build(), options);
   BOOST_TEST_REQUIRE(r.runs.size() == 1u);
-  check(on_device(r, r.runs[0].memory, cpu_memory), figures(2, 0, 1, 0, 3), "run");
+  check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(2, 0, 1, 0, 3), "run");
   BOOST_TEST(r.warnings.empty());
 }
 
@@ -183,7 +183,8 @@ BOOST_AUTO_TEST_CASE(regions_and_residual_sum_to_the_run_on_random_traces) {
       analysis_options options;
       options.cross_thread = cross;
       const analysis_result r = analyze(b.build(), options);
-      for (const run_result& run : r.runs) {
+      for (std::size_t position = 0; position < r.runs.size(); ++position) {
+        const run_result& run = r.runs[position];
         memory_figures sum;
         const auto add = [&](std::uint32_t index) {
           const memory_figures* f = memory_of(r, index);
@@ -199,9 +200,9 @@ BOOST_AUTO_TEST_CASE(regions_and_residual_sum_to_the_run_on_random_traces) {
           }
         };
         for (const region_aggregate& a : run.regions) add(a.memory);
-        add(run.residual_memory);
+        add(r.run_memory.at(position).residual);
         for (const device_memory& d : sum) {
-          const device_memory* total = on_device(r, run.memory, d.device);
+          const device_memory* total = on_device(r, r.run_memory.at(position).run, d.device);
           BOOST_TEST_REQUIRE(total != nullptr);
           BOOST_TEST(total->allocated_bytes == d.allocated_bytes);
           BOOST_TEST(total->freed_bytes == d.freed_bytes);

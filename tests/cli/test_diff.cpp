@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 #include <fstream>
@@ -285,6 +286,60 @@ BOOST_AUTO_TEST_CASE(doubling_one_region_trips_a_5_percent_gate) {
   BOOST_TEST(run_cli({"diff", "-o", out_json, a, slower}).exit_code == 0);
   // A gate above the change (100 %) passes.
   BOOST_TEST(run_cli({"diff", "--fail-if-slower", "150", "-o", out_json, a, slower}).exit_code == 0);
+}
+
+/// Profile A with aot_module:parser's memory on the CPU (docs/design.md, rule 21) in run i: 4096 bytes
+/// allocated once, and a peak of `peak_base` + i bytes.
+json::value with_parser_memory(std::int64_t peak_base) {
+  json::value copy = json::parse(read_file(cli_test::pipeline_profile_a()));
+  std::int64_t run_index = 0;
+  for (json::value& run : copy.at("runs").as_array()) {
+    for (json::value& region : run.at("regions").as_array()) {
+      if (region.at("region_id").as_string() != "aot_module:parser") continue;
+      const json::object cpu{{"allocated_bytes", 4096},
+                             {"freed_bytes", 0},
+                             {"allocations", 1},
+                             {"frees", 0},
+                             {"peak_allocated_bytes", peak_base + run_index}};
+      region.as_object()["memory"] = json::object{{"cpu", cpu}};
+    }
+    ++run_index;
+  }
+  return copy;
+}
+
+BOOST_AUTO_TEST_CASE(a_grown_memory_peak_trips_the_memory_gate) {
+  // A: peaks 1,000,000 + i; B: 1,500,000 + i, 20 runs each: B's median 49.999 % above A's, every value of
+  // B above every value of A (exact U, p = 2 / C(40, 20)). The times are the same file's: unchanged.
+  const std::string a = temp_path("memory_a.json");
+  std::ofstream(a) << json::serialize(with_parser_memory(1'000'000));
+  const std::string b = temp_path("memory_b.json");
+  std::ofstream(b) << json::serialize(with_parser_memory(1'500'000));
+  const std::string out_json = temp_path("memory_diff.json");
+  const std::string out_md = temp_path("memory_diff.md");
+  const auto r = run_cli({"diff", "--fail-if-slower", "5", "--fail-if-more-memory", "10", "-o", out_json,
+                          "--markdown", out_md, a, b});
+  BOOST_TEST(r.exit_code == 3, r.err);
+  BOOST_TEST(contains(r.err, "peak memory more than in"), r.err);
+  BOOST_TEST(!contains(r.err, "slower than"), r.err);
+  const json::value diff = json::parse(read_file(out_json));
+  BOOST_TEST(diff.at("gate_failed").as_bool());
+  BOOST_TEST(diff.at("fail_if_more_memory_pct").to_number<double>() == 10.0);
+  BOOST_TEST(diff.at("gated_memory_entries").to_number<std::int64_t>() == 1);
+  const json::object& domains = region_domains(diff, "aot_module:parser");
+  const json::object& peak = domains.at("peak_allocated_bytes:cpu").as_object();
+  BOOST_TEST(peak.at("verdict").as_string() == "more");
+  BOOST_TEST(peak.at("gate_failed").as_bool());
+  BOOST_TEST(peak.at("a_median").to_number<double>() == 1'000'009.5);
+  BOOST_TEST(peak.at("b_median").to_number<double>() == 1'500'009.5);
+  BOOST_TEST(peak.at("p_value").to_number<double>() == 2.0 / 137846528820.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(domains.at("allocated_bytes:cpu").at("verdict").as_string() == "unchanged");
+  BOOST_TEST(domains.at("cpu_time_us").at("verdict").as_string() == "unchanged");
+  BOOST_TEST(contains(read_file(out_md), "## Memory"));
+  // A gate above the change passes, and less memory never fails.
+  BOOST_TEST(run_cli({"diff", "--fail-if-more-memory", "60", "-o", out_json, a, b}).exit_code == 0);
+  BOOST_TEST(run_cli({"diff", "--fail-if-more-memory", "10", "-o", out_json, b, a}).exit_code == 0);
+  BOOST_TEST(run_cli({"diff", "--fail-if-more-memory", "ten", a, b}).exit_code == 2);
 }
 
 BOOST_AUTO_TEST_CASE(new_and_vanished_regions) {

@@ -113,6 +113,22 @@ inline collect::memset_record memset_op(std::uint32_t correlation, std::uint64_t
   return record;
 }
 
+/// A MEMORY2 record: an allocation (or with `release` a free) of `bytes` of `memory_kind` on `device`.
+inline collect::memory_record memory_op(std::uint32_t correlation, std::uint64_t timestamp, std::uint64_t bytes,
+                                        bool release = false, std::uint32_t device = 0,
+                                        CUpti_ActivityMemoryKind memory_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) {
+  collect::memory_record record{};
+  record.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  record.memoryOperationType =
+      release ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  record.memoryKind = memory_kind;
+  record.correlationId = correlation;
+  record.bytes = bytes;
+  record.timestamp = timestamp;
+  record.deviceId = device;
+  return record;
+}
+
 inline collect::api_record api_call(CUpti_ActivityKind kind, std::uint32_t cbid, std::uint32_t correlation,
                                     std::uint64_t start, std::uint64_t end, std::uint32_t pid, std::uint32_t tid) {
   auto record = timed_record<collect::api_record>(kind, correlation, start, end);

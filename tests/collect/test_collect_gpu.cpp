@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -158,6 +159,44 @@ BOOST_AUTO_TEST_CASE(synchronization_records_become_ranges_under_the_waiting_cal
               static_cast<long long>(wait->start_ns), static_cast<long long>(wait->end_ns));
   BOOST_TEST(wait->start_ns >= call->start_ns);
   BOOST_TEST(wait->end_ns <= call->end_ns);
+}
+
+// Rule 21: cudaMalloc and cudaFree of regionprof_gpu_stream_sync's 1 MiB buffer become an allocation and
+// a free on cuda:N (MEMORY2), each on its call's thread at a time within its call.
+BOOST_AUTO_TEST_CASE(allocations_and_frees_are_memory_events_within_their_calls) {
+  require_device();
+  auto session = make_device_session();
+  session->start();
+  BOOST_REQUIRE_EQUAL(regionprof_gpu_stream_sync(), 0);
+  trace t;
+  session->stop(t);
+  print_warnings(t);
+  const auto call = [&t](const char* name) -> const cpu_interval* {
+    for (const cpu_interval& interval : t.intervals) {
+      if (name_of(t, interval.name) == name) return &interval;
+    }
+    return nullptr;
+  };
+  const cpu_interval* allocate = call("cudaMalloc");
+  const cpu_interval* release = call("cudaFree");
+  BOOST_REQUIRE(allocate != nullptr);
+  BOOST_REQUIRE(release != nullptr);
+  constexpr std::int64_t bytes = std::int64_t{1} << 20;
+  int allocations = 0;
+  int frees = 0;
+  for (const memory_event& e : t.memory_events) {
+    std::printf("  memory event: kind %d, %lld bytes on %s at %lld\n", static_cast<int>(e.kind),
+                static_cast<long long>(e.bytes), memory_device_key(e.device).c_str(),
+                static_cast<long long>(e.time_ns));
+    const cpu_interval* within = e.kind == memory_event_kind::allocation ? allocate : release;
+    if (std::abs(e.bytes) != bytes || e.device < 0) continue;
+    (e.kind == memory_event_kind::allocation ? allocations : frees) += 1;
+    BOOST_TEST(e.thread == within->thread);
+    BOOST_TEST(e.time_ns >= within->start_ns);
+    BOOST_TEST(e.time_ns <= within->end_ns);
+  }
+  BOOST_TEST(allocations == 1);
+  BOOST_TEST(frees == 1);
 }
 
 BOOST_AUTO_TEST_CASE(another_cupti_subscriber_is_a_conflict_not_a_crash) {

@@ -182,4 +182,64 @@ BOOST_AUTO_TEST_CASE(each_region_owns_the_ops_its_launches_ran) {
   }
 }
 
+// Rule 21: MEMORY2 records through the collector's decoder. Each allocation and free is on its API
+// call's thread at its own time held within that call, so the region around the call owns it: a free
+// stamped after its cudaFree returned (5,100, after layer_1 closed at 5,000) is still layer_1's.
+BOOST_AUTO_TEST_CASE(each_region_owns_the_allocations_and_frees_its_calls_made) {
+  trace t;
+  const thread_index main = t.add_thread(pid, tid, "main");
+  const auto range = [&](std::int64_t start, std::int64_t end, const char* name) {
+    t.intervals.push_back({start, end, t.strings.intern(name), main, 0, 0, interval_kind::range, 0});
+  };
+  range(0, 10'000, "step");
+  range(1'000, 3'000, "layer_0");
+  range(4'000, 5'000, "layer_1");
+  const auto runtime = [](std::uint32_t cbid, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
+    return api_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, correlation, start, end, pid, tid);
+  };
+  record_buffer buffer;
+  buffer.add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 1, 1'100, 1'200))
+      .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 2, 1'300, 1'400))
+      .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, 3, 4'100, 4'200))
+      .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 4, 6'000, 6'100))  // outside every region
+      .add(memory_op(1, 1'150, 1 << 20))
+      .add(memory_op(2, 1'350, 4096, false, 0, CUPTI_ACTIVITY_MEMORY_KIND_PINNED))
+      .add(memory_op(3, 5'100, 1 << 20, true))
+      .add(memory_op(4, 6'050, 256, false, 1))
+      .add(memory_op(9, 7'000, 8));  // no API call carries id 9: skipped and counted
+  auto session = collect::make_device_session(small_pool(), std::make_unique<fake_backend>(std::vector{buffer}));
+  session->start();
+  session->stop(t);
+  BOOST_TEST_REQUIRE(t.memory_events.size() == 4u);
+  BOOST_TEST(t.memory_events[2].time_ns == 4'200);  // held at its call's end
+  BOOST_TEST(t.memory_events[2].bytes == -(1 << 20));
+  BOOST_TEST((t.memory_events[2].kind == memory_event_kind::free));
+
+  const analysis_result result = analyze(t, step_layers());
+  BOOST_TEST_REQUIRE(result.runs.size() == 1u);
+  const run_result& run = result.runs[0];
+  const auto figures = [&](std::uint32_t index) {
+    BOOST_TEST_REQUIRE(memory_of(result, index) != nullptr);
+    return *memory_of(result, index);
+  };
+  const memory_figures layer_0 = figures(region_of(result, run, "layer:0")->memory);
+  BOOST_TEST_REQUIRE(layer_0.size() == 2u);
+  BOOST_TEST((layer_0[0] == device_memory{cpu_memory, 4096, 0, 1, 0, std::nullopt}));
+  BOOST_TEST((layer_0[1] == device_memory{0, 1 << 20, 0, 1, 0, std::nullopt}));
+  const memory_figures layer_1 = figures(region_of(result, run, "layer:1")->memory);
+  BOOST_TEST_REQUIRE(layer_1.size() == 1u);
+  BOOST_TEST((layer_1[0] == device_memory{0, 0, 1 << 20, 0, 1, std::nullopt}));
+  const memory_figures residual = figures(result.run_memory.at(0).residual);
+  BOOST_TEST_REQUIRE(residual.size() == 1u);
+  BOOST_TEST((residual[0] == device_memory{1, 256, 0, 1, 0, std::nullopt}));
+  bool orphan_reported = false;
+  for (const warning& w : result.warnings) {
+    orphan_reported = orphan_reported ||
+                      (w.code == warning_code::dropped_device_records &&
+                       w.message.find("1 memory allocation and free records whose API call was not recorded") !=
+                           std::string::npos);
+  }
+  BOOST_TEST(orphan_reported);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -504,7 +504,8 @@ BOOST_AUTO_TEST_CASE(memory_of_runs_residuals_and_regions) {
              std::string::npos);
   analysis_result empty = device_result();
   empty.memory = {{}};
-  empty.runs[0].memory = empty.runs[0].residual_memory = empty.runs[0].regions[0].memory = 0;
+  empty.run_memory = {{.run = 0, .residual = 0}};
+  empty.runs[0].regions[0].memory = 0;
   BOOST_TEST(to_json(Profile(trace{}, analysis_options{}, fixed_context(), empty)) ==
              to_json(Profile(trace{}, analysis_options{}, fixed_context(), device_result())));
 }

@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(memory_section_shows_the_medians_per_device) {
   edges.memory = {{{cpu_memory, 0, 1023, 1, 1, 1024},
                    {0, 1048575, 1610612736, 2, 3, std::int64_t{5} << 40},
                    {1, std::uint64_t{1} << 62, 0, 0, 0, std::nullopt}}};
-  edges.runs[0].memory = 0;
+  edges.run_memory = {{.run = 0, .residual = no_memory}};
   const std::string edge_text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), edges));
   const auto edge = rows_starting_with(edge_text, "(run total)");
   BOOST_TEST_REQUIRE(edge.size() == 5u);  // summary, memory (3 devices), run 0
@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(memory_section_shows_the_medians_per_device) {
   BOOST_TEST(plain.find("Memory") == std::string::npos);
   analysis_result empty = device_result();
   empty.memory = {{}};
-  empty.runs[0].memory = 0;
+  empty.run_memory = {{.run = 0, .residual = no_memory}};
   BOOST_TEST(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), empty)) == plain);
 }
 

@@ -457,14 +457,14 @@ BOOST_AUTO_TEST_CASE(memory_reads_back_and_names_bad_values) {
   };
   BOOST_TEST_REQUIRE(read.runs.size() == 2u);
   for (std::size_t i = 0; i < 2; ++i) {
-    same(live.runs[i].memory, read.runs[i].memory);
-    same(live.runs[i].residual_memory, read.runs[i].residual_memory);
+    same(live.run_memory.at(i).run, read.run_memory.at(i).run);
+    same(live.run_memory.at(i).residual, read.run_memory.at(i).residual);
     BOOST_TEST_REQUIRE(read.runs[i].regions.size() == live.runs[i].regions.size());
     for (std::size_t j = 0; j < live.runs[i].regions.size(); ++j) {
       same(live.runs[i].regions[j].memory, read.runs[i].regions[j].memory);
     }
   }
-  BOOST_TEST(read.runs[1].residual_memory == no_memory);
+  BOOST_TEST(read.run_memory.at(1).residual == no_memory);
   const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), live));
   BOOST_TEST(to_json(saved) == text);
   BOOST_TEST(round_trip(device_result()).result().memory.empty());

@@ -135,11 +135,9 @@ inline regionprof::analysis_result memory_result() {
       {{cpu_memory, 100, 0, 1, 0, std::nullopt}},                                    // 3: run 0 residual
       {{cpu_memory, 2048, 2048, 1, 1, 6144}},                                        // 4: run 1 and its encoder
   };
-  result.runs[0].memory = 0;
+  result.run_memory = {{.run = 0, .residual = 3}, {.run = 4, .residual = no_memory}};
   result.runs[0].regions[0].memory = 1;
   result.runs[0].regions[1].memory = 2;
-  result.runs[0].residual_memory = 3;
-  result.runs[1].memory = 4;
   result.runs[1].regions[0].memory = 4;
   return result;
 }

@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(the_docs_table_is_the_code_table) {
 
 BOOST_AUTO_TEST_CASE(the_table_ascends_and_each_name_parses_back) {
   const auto table = warning_code_table();
-  BOOST_TEST(table.size() == 30u);
+  BOOST_TEST(table.size() == 31u);
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (i > 0) BOOST_TEST((table[i - 1].code < table[i].code));

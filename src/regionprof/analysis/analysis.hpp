@@ -175,7 +175,7 @@ struct device_timing {
 };
 
 /// One measured run (report `runs[i]`). Device fields are present iff the trace has device data.
-/// 144 bytes, the most a profile holds per run (docs/design.md, rule 13): optional_ns, not
+/// 136 bytes, the most a profile holds per run (docs/design.md, rule 13): optional_ns, not
 /// std::optional, for the device figures.
 struct run_result {
   std::size_t run_index = 0;
@@ -191,9 +191,13 @@ struct run_result {
   /// order of `regions`, children by first appearance). Empty when analysis_options::region_tree is off.
   std::vector<tree_node> tree;
   std::vector<device_timing> devices;  ///< by device number, devices the run launched on (device data only)
-  /// Rule 21: indices into analysis_result::memory of the run's and its residual's figures, or no_memory.
-  std::uint32_t memory = no_memory;
-  std::uint32_t residual_memory = no_memory;
+};
+
+/// Rule 21: where a run's and its residual's memory figures are (indices into analysis_result::memory,
+/// or no_memory). Beside run_result, not in it: a profile without memory events keeps 136 bytes a run.
+struct run_memory {
+  std::uint32_t run = no_memory;
+  std::uint32_t residual = no_memory;
 };
 
 /// `CPU` rows are CPU intervals, `CUDA` rows device ops.
@@ -254,9 +258,11 @@ struct analysis_result {
   std::vector<warning> warnings;  ///< the trace's warnings, then the analysis's own
   /// Rule 18: the declared work of the region aggregates that have some (region_aggregate::work).
   std::vector<declared_work> work;
-  /// Rule 21: the memory figures of runs, residuals and region aggregates that have some (their
-  /// `memory` members index it).
+  /// Rule 21: the memory figures of runs, residuals and region aggregates that have some (run_memory and
+  /// region_aggregate::memory index it).
   std::vector<memory_figures> memory;
+  /// Rule 21: per run, in `runs` order; empty when no run or residual has figures (run_memory_of()).
+  std::vector<run_memory> run_memory;
   /// Rule 20: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
   bool has_region_ops = false;
   /// Rule 20: one entry per `regions` entry, in its order, then the residual's when there are runs.
@@ -275,10 +281,20 @@ inline const declared_work* work_of(const analysis_result& result, const region_
 /// The memory figures at `index` (a run's, residual's or region aggregate's `memory`), or nullptr.
 ///
 /// ```
-/// if (const regionprof::memory_figures* m = regionprof::memory_of(result, run.memory)) show(*m);
+/// if (const regionprof::memory_figures* m = regionprof::memory_of(result, aggregate.memory)) show(*m);
 /// ```
 inline const memory_figures* memory_of(const analysis_result& result, std::uint32_t index) noexcept {
   return index < result.memory.size() ? &result.memory[index] : nullptr;
+}
+
+/// The memory figures of `runs[run]` (a position in analysis_result::runs), or nullptr.
+inline const memory_figures* run_memory_of(const analysis_result& result, std::size_t run) noexcept {
+  return run < result.run_memory.size() ? memory_of(result, result.run_memory[run].run) : nullptr;
+}
+
+/// The memory figures of the residual of `runs[run]`, or nullptr.
+inline const memory_figures* residual_memory_of(const analysis_result& result, std::size_t run) noexcept {
+  return run < result.run_memory.size() ? memory_of(result, result.run_memory[run].residual) : nullptr;
 }
 
 /// Applies the attribution rules of docs/design.md. Never throws on odd data: anomalies become warnings.

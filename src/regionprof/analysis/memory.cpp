@@ -220,8 +220,8 @@ void engine::assemble_memory(analysis_result& result, const std::vector<aggregat
     memory_figures residual = memory_figures_of(sorted, residual_code(index));
     for (const device_memory& d : residual) add_figures(total, d);
     for (const device_memory& d : memory_figures_of(sorted, run_peak_code(index))) add_figures(total, d);
-    run.residual_memory = keep(std::move(residual));
-    run.memory = keep(std::move(total));
+    if (result.run_memory.empty()) result.run_memory.resize(result.runs.size());
+    result.run_memory[r] = {.run = keep(std::move(total)), .residual = keep(std::move(residual))};
   }
 }
 

@@ -18,6 +18,7 @@ std::size_t activity_backend::record_size(const activity_record& record) const {
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(api_record);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(synchronization_record);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(overhead_record);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(memory_record);
     default: return 0;
   }
 }

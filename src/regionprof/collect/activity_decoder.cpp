@@ -225,6 +225,31 @@ void activity_decoder::decode(const activity_record& record) {
       synchronizations_.push_back({sync.start, sync.end, sync.correlationId, enum_bits(&sync.type)});
       return;
     }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto& memory = reinterpret_cast<const memory_record&>(record);
+      ++counts_.memory_records;
+      const std::uint32_t operation = enum_bits(&memory.memoryOperationType);
+      if (operation != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+          operation != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+        ++counts_.skipped_kinds[kind];
+        return;
+      }
+      if (memory.timestamp == 0) {
+        ++counts_.untimed;
+        return;
+      }
+      // Pageable and pinned host memory is the host's (`cpu`); device, managed, array and static memory
+      // the device's.
+      const std::uint32_t memory_kind = enum_bits(&memory.memoryKind);
+      const bool host =
+          memory_kind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || memory_kind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+      const auto device = static_cast<memory_device>(std::min<std::uint32_t>(memory.deviceId, 0x7fff));
+      memory_.push_back({memory.timestamp, memory.timestamp, memory.bytes, memory.correlationId,
+                         host ? cpu_memory : device,
+                         operation == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION ? memory_event_kind::allocation
+                                                                                      : memory_event_kind::free});
+      return;
+    }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto& overhead = reinterpret_cast<const overhead_record&>(record);
       ++counts_.overheads;
@@ -265,6 +290,7 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
   drop_outside(calls_);
   drop_outside(work_);
   drop_outside(synchronizations_);
+  drop_outside(memory_);
 
   // API calls, per thread in time order, an enclosing call before the calls it makes.
   std::sort(calls_.begin(), calls_.end(), [](const api_call& a, const api_call& b) {
@@ -275,7 +301,13 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
     if (call.kind == interval_kind::runtime_api && call.correlation != 0) runtime_ids.insert(call.correlation);
   }
   std::unordered_map<std::uint64_t, name_id> api_names;
-  std::unordered_map<std::uint32_t, std::pair<thread_index, interval_kind>> caller;  // correlation -> thread
+  struct caller_call {  // the API call of a correlation id: its thread, kind and mapped span
+    thread_index thread = 0;
+    interval_kind kind = interval_kind::runtime_api;
+    std::int64_t start = 0;
+    std::int64_t end = 0;
+  };
+  std::unordered_map<std::uint32_t, caller_call> caller;  // correlation -> call
   thread_index thread = 0;
   std::uint64_t thread_key = std::numeric_limits<std::uint64_t>::max();
   out.intervals.reserve(out.intervals.size() + calls_.size() + synchronizations_.size());
@@ -295,8 +327,9 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
     const auto [start, end] = map_interval(call.start, call.end);
     out.intervals.push_back({start, end, named->second, thread, correlation, 0, call.kind, 0});
     if (call.correlation != 0) {
-      auto [it, added] = caller.try_emplace(call.correlation, thread, call.kind);
-      if (!added && call.kind == interval_kind::runtime_api) it->second = {thread, call.kind};
+      const caller_call found{thread, call.kind, start, end};
+      auto [it, added] = caller.try_emplace(call.correlation, found);
+      if (!added && call.kind == interval_kind::runtime_api) it->second = found;
     }
   }
 
@@ -310,9 +343,30 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
         continue;
       }
       const auto [start, end] = map_interval(sync.start, sync.end);
-      out.intervals.push_back({start, end, out.strings.intern(synchronization_name(sync.type)), found->second.first,
+      out.intervals.push_back({start, end, out.strings.intern(synchronization_name(sync.type)), found->second.thread,
                                0, sync_domain, interval_kind::range, 0});
     }
+  }
+
+  // Allocations and frees (docs/design.md, rule 21): on the thread of their API call, at their time held
+  // within that call, so they are owned as that call is. CUPTI gives no device total.
+  out.memory_events.reserve(out.memory_events.size() + memory_.size());
+  for (const memory_operation& memory : memory_) {
+    const auto found = caller.find(memory.correlation);
+    if (found == caller.end()) {
+      ++counts_.orphan_memory_records;
+      continue;
+    }
+    const caller_call& call = found->second;
+    const std::int64_t time = std::clamp(clock.to_monotonic(memory.start), call.start, call.end);
+    constexpr std::uint64_t most = std::numeric_limits<std::int64_t>::max();
+    const auto bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(memory.bytes, most));
+    out.memory_events.push_back({.time_ns = time,
+                                 .bytes = memory.kind == memory_event_kind::free ? -bytes : bytes,
+                                 .total_allocated = memory_event::no_total,
+                                 .thread = call.thread,
+                                 .device = memory.device,
+                                 .kind = memory.kind});
   }
 
   // Graph replays: each node's creation point (thread, time) -> the API call around it on that thread,
@@ -407,6 +461,7 @@ activity_decoder activity_decoder::take_window(std::int64_t cut_ns, const clock_
   };
   split(work_, window.work_);
   split(synchronizations_, window.synchronizations_);
+  split(memory_, window.memory_);
   if (!last) taken_cut_ns_ = cut_ns;
   taken_correlation_ = highest;
   window.counts_.late_records = late;
@@ -416,6 +471,7 @@ activity_decoder activity_decoder::take_window(std::int64_t cut_ns, const clock_
 void activity_decoder::add_window_counts(const decode_counts& window) noexcept {
   counts_.outside_session += window.outside_session;
   counts_.orphan_synchronizations += window.orphan_synchronizations;
+  counts_.orphan_memory_records += window.orphan_memory_records;
   counts_.graph_ops += window.graph_ops;
   counts_.captured_graph_ops += window.captured_graph_ops;
   counts_.late_records += window.late_records;
@@ -493,6 +549,10 @@ std::vector<warning> collection_warnings(const decode_counts& counts,
   if (counts.orphan_synchronizations > 0) {
     dropped(std::to_string(counts.orphan_synchronizations) +
             " synchronization records whose API call was not recorded were skipped");
+  }
+  if (counts.orphan_memory_records > 0) {
+    dropped(std::to_string(counts.orphan_memory_records) +
+            " memory allocation and free records whose API call was not recorded were skipped");
   }
   if (counts.late_records > 0) {
     warnings.push_back({warning_code::late_device_records, warning_source::cupti,

@@ -3,8 +3,8 @@
 // Buffers are walked with CUPTI's walker through the backend (the same path for CUPTI's buffers and for
 // buffers built by tests). Each record is copied out at once (kernel names demangled and interned), so
 // buffers can be released after the walk. append_to() then maps CUPTI time onto the one clock and adds
-// device ops, API calls as CPU intervals on their threads, and synchronization records as ranges under
-// their API call. What cannot be used is counted, and collection_warnings() reports it.
+// device ops, API calls as CPU intervals on their threads, synchronization records as ranges under
+// their API call, and allocations and frees (MEMORY2) as memory events on their API call's thread. What cannot be used is counted, and collection_warnings() reports it.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +44,8 @@ struct decode_counts {
   std::uint64_t unread_bytes = 0;      ///< bytes those walks could not read
   std::vector<std::string> walk_errors;
   std::uint64_t orphan_synchronizations = 0;  ///< sync records whose API call was not recorded (skipped)
+  std::uint64_t memory_records = 0;    ///< MEMORY2 records (allocations and frees)
+  std::uint64_t orphan_memory_records = 0;  ///< MEMORY2 records whose API call was not recorded (skipped)
   /// Windows: records that arrived after the window of their launch was written (LATE_DEVICE_RECORDS).
   std::uint64_t late_records = 0;
 };
@@ -144,6 +146,15 @@ class activity_decoder {
     std::uint32_t correlation = 0;
     std::uint32_t type = 0;
   };
+  /// An allocation or free (MEMORY2): one instant, kept as start = end so it windows like the others.
+  struct memory_operation {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t correlation = 0;
+    memory_device device = cpu_memory;
+    memory_event_kind kind = memory_event_kind::allocation;
+  };
 
   /// Records one kernel, copy or memset when timed; `name` (a name index) is computed only then.
   template <class Record, class Name>
@@ -157,6 +168,7 @@ class activity_decoder {
   std::vector<api_call> calls_;
   std::vector<device_work> work_;
   std::vector<synchronization> synchronizations_;
+  std::vector<memory_operation> memory_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_indices_;
   std::unordered_map<const char*, std::uint32_t> kernel_names_;  // CUPTI shares one name per kernel

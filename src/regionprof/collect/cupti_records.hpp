@@ -2,7 +2,7 @@
 //
 // CUPTI writes each record kind in the newest layout of the library that is loaded; the names below are
 // those of the CUDA 13 headers regionprof is built against. The fields regionprof reads sit at the same
-// offsets in CUPTI 12's layouts (Kernel9, Memcpy5, Memset3, Overhead2, Synchronization), which the
+// offsets in CUPTI 12's layouts (Kernel9, Memcpy5, Memset3, Overhead2, Synchronization, Memory3), which the
 // static_asserts below check, so a libcupti.so.12 found at run time decodes correctly too. Only
 // Overhead3::overheadData is new in CUPTI 13 and is read only from a CUPTI 13 library.
 #pragma once
@@ -22,6 +22,7 @@ using memset_record = CUpti_ActivityMemset4;                     ///< MEMSET
 using api_record = CUpti_ActivityAPI;                            ///< RUNTIME and DRIVER
 using synchronization_record = CUpti_ActivitySynchronization2;   ///< SYNCHRONIZATION
 using overhead_record = CUpti_ActivityOverhead3;                 ///< OVERHEAD
+using memory_record = CUpti_ActivityMemory4;                     ///< MEMORY2 (allocations and frees)
 
 /// cuptiSubscribe_v2's parameters as CUPTI 13.2 extends them: `allowMultipleSubscribers` follows the
 /// 13.0 fields (the CUDA 13.0 headers regionprof builds with lack it). structSize tells CUPTI which
@@ -42,7 +43,8 @@ static_assert(CUPTI_API_VERSION >= 130000, "regionprof decodes CUPTI 13 records:
 // when they lay records end to end in a buffer.
 static_assert(sizeof(kernel_record) % 8 == 0 && sizeof(memcpy_record) % 8 == 0 &&
               sizeof(memset_record) % 8 == 0 && sizeof(api_record) % 8 == 0 &&
-              sizeof(synchronization_record) % 8 == 0 && sizeof(overhead_record) % 8 == 0);
+              sizeof(synchronization_record) % 8 == 0 && sizeof(overhead_record) % 8 == 0 &&
+              sizeof(memory_record) % 8 == 0);
 
 #define REGIONPROF_SAME_OFFSET(older, newer, field) \
   static_assert(offsetof(older, field) == offsetof(newer, field), #field " moved between " #older " and " #newer)
@@ -80,6 +82,12 @@ REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, st
 REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, end);
 REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, correlationId);
 REGIONPROF_SAME_OFFSET(CUpti_ActivitySynchronization, synchronization_record, streamId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, memoryOperationType);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, memoryKind);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, correlationId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, bytes);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, timestamp);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, deviceId);
 #undef REGIONPROF_SAME_OFFSET
 
 /// An enum-typed CUPTI field (`kind`, `type`, `overheadKind`) read as its 32-bit integer. A record from

@@ -159,14 +159,15 @@ json::object run_object(const run_result& run, const analysis_result& result,
     residual["device_time_us"] = ns_to_us(*run.residual_device_ns);
     if (device_total) residual["device_time_fraction"] = fraction(*run.residual_device_ns, *run.device_time_ns);
   }
-  add_memory(residual, result, run.residual_memory);
+  const auto position = static_cast<std::size_t>(&run - result.runs.data());  // run is one of result.runs
+  if (position < result.run_memory.size()) add_memory(residual, result, result.run_memory[position].residual);
 
   json::object entry;
   entry["run_index"] = run.run_index;
   entry["timing"] = std::move(timing);
   entry["regions"] = std::move(regions);
   entry["residual"] = std::move(residual);
-  add_memory(entry, result, run.memory);
+  if (position < result.run_memory.size()) add_memory(entry, result, result.run_memory[position].run);
   if (result.has_region_tree) entry["tree"] = report_detail::tree_json(run, result);  // rule 14
   return entry;
 }

@@ -70,11 +70,13 @@ const memory_figures* shown_memory(const analysis_result& result, std::uint32_t 
 
 bool has_memory(const analysis_result& result) noexcept {
   if (result.memory.empty()) return false;
+  for (const run_memory& run : result.run_memory) {
+    if (shown_memory(result, run.run) != nullptr || shown_memory(result, run.residual) != nullptr) return true;
+  }
   return std::any_of(result.runs.begin(), result.runs.end(), [&result](const run_result& run) {
-    return shown_memory(result, run.memory) != nullptr || shown_memory(result, run.residual_memory) != nullptr ||
-           std::any_of(run.regions.begin(), run.regions.end(), [&result](const region_aggregate& aggregate) {
-             return shown_memory(result, aggregate.memory) != nullptr;
-           });
+    return std::any_of(run.regions.begin(), run.regions.end(), [&result](const region_aggregate& aggregate) {
+      return shown_memory(result, aggregate.memory) != nullptr;
+    });
   });
 }
 
@@ -304,10 +306,17 @@ std::optional<run_summary> summarize_runs(const analysis_result& result) {
   if (has_memory(result)) {  // rule 21
     std::vector<const memory_figures*> per_run;
     per_run.reserve(result.runs.size());
-    for (const run_result& run : result.runs) per_run.push_back(shown_memory(result, run.memory));
+    const auto index = [&result](std::size_t run, std::uint32_t run_memory::*which) {
+      return run < result.run_memory.size() ? result.run_memory[run].*which : no_memory;
+    };
+    for (std::size_t run = 0; run < result.runs.size(); ++run) {
+      per_run.push_back(shown_memory(result, index(run, &run_memory::run)));
+    }
     out.memory = median_memory(per_run);
     per_run.clear();
-    for (const run_result& run : result.runs) per_run.push_back(shown_memory(result, run.residual_memory));
+    for (std::size_t run = 0; run < result.runs.size(); ++run) {
+      per_run.push_back(shown_memory(result, index(run, &run_memory::residual)));
+    }
     out.residual_memory = median_memory(per_run);
   }
   return out;
@@ -326,12 +335,15 @@ std::vector<memory_row> memory_rows(const Profile& profile) {
       for (const device_memory& entry : *figures) rows.push_back({run_index, owner, entry});
     }
   };
-  for (const run_result& run : result.runs) {
+  for (std::size_t position = 0; position < result.runs.size(); ++position) {
+    const run_result& run = result.runs[position];
     for (const region_aggregate& aggregate : run.regions) {
       add(run.run_index, result.regions[aggregate.region].id, aggregate.memory);
     }
-    add(run.run_index, region_op_rows::residual_id, run.residual_memory);
-    add(run.run_index, "(run total)", run.memory);
+    if (position < result.run_memory.size()) {
+      add(run.run_index, region_op_rows::residual_id, result.run_memory[position].residual);
+      add(run.run_index, "(run total)", result.run_memory[position].run);
+    }
   }
   return rows;
 }
