@@ -1,6 +1,8 @@
 // The Kineto importer on torch.profiler's memory events (docs/design.md, "Kineto import"; rule 21): `[memory]`
 // allocations and frees and `[OutOfMemory]` on the CPU and CUDA devices, from a hand-made snippet
-// (tests/data/import/memory.json); what is counted as not read; an error naming the field for each bad arg.
+// (tests/data/import/memory.json) and from a real trace of torch 2.15 on the CPU
+// (tests/data/import/torch2_memory.json, tests/data/make_torch2_memory.py); what is counted as not read;
+// an error naming the field for each bad arg.
 #include <boost/test/unit_test.hpp>
 #include <cstdint>
 #include <string>
@@ -180,6 +182,43 @@ BOOST_AUTO_TEST_CASE(a_bad_arg_in_a_file_names_the_file_and_the_place) {
     BOOST_TEST(std::string(e.what()) ==
                path + ": traceEvents[1]: 'args.Bytes' must be an integer (at line 3, column 1, byte offset 114)");
   }
+}
+
+// torch 2.15 on the CPU with profile_memory=True (tests/data/make_torch2_memory.py): under no_grad,
+// torch.nn.Linear(256, 256) on a 32 x 256 float32 input allocates its output, 32 x 256 x 4 = 32,768 bytes on
+// the CPU, inside aten::addmm; `del` frees it after the "linear" range; torch.empty(2^50 bytes) fails inside
+// aten::empty. Times are the file's own ts (us, 3 decimals) as ns.
+BOOST_AUTO_TEST_CASE(real_torch_cpu_trace_allocates_the_linear_output) {
+  const trace t = import_kineto_trace(data_file("torch2_memory.json"));
+  BOOST_TEST(t.warnings.empty());
+  BOOST_TEST(!t.device_tracing);
+  BOOST_TEST_REQUIRE(t.threads.size() == 1u);  // the Spans and Traces rows hold no interval or memory event
+  BOOST_TEST(t.threads[0].pid == 18121);
+  BOOST_TEST(t.threads[0].tid == 18121);
+  constexpr std::int64_t output_bytes = 32 * 256 * 4;
+  BOOST_TEST(output_bytes == 32'768);
+  expect_memory_events(t, {
+                              {5'635'756'428'291'240, output_bytes, output_bytes, 0, cpu_memory,
+                               memory_event_kind::allocation},
+                              {5'635'756'433'890'624, -output_bytes, 0, 0, cpu_memory, memory_event_kind::free},
+                              {5'635'756'434'366'607, std::int64_t{1} << 50, 0, 0, cpu_memory,
+                               memory_event_kind::out_of_memory},
+                          });
+  const auto interval_named = [&](std::string_view name) -> const cpu_interval& {
+    for (const cpu_interval& interval : t.intervals) {
+      if (name_of(t, interval.name) == name) return interval;
+    }
+    BOOST_FAIL("no interval " << name);
+    return t.intervals.front();
+  };
+  const cpu_interval& linear = interval_named("linear");
+  const cpu_interval& addmm = interval_named("aten::addmm");
+  const cpu_interval& empty = interval_named("aten::empty");
+  BOOST_TEST(addmm.start_ns <= t.memory_events[0].time_ns);
+  BOOST_TEST(t.memory_events[0].time_ns <= addmm.end_ns);
+  BOOST_TEST(linear.end_ns < t.memory_events[1].time_ns);
+  BOOST_TEST(empty.start_ns <= t.memory_events[2].time_ns);
+  BOOST_TEST(t.memory_events[2].time_ns <= empty.end_ns);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
