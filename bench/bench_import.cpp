@@ -1,6 +1,7 @@
 // Kineto import throughput (docs/design.md, Budgets: >= 500 MB/s of trace JSON) on a generated ~100 MB
 // trace in torch.profiler's own layout, plain and gzip, with zlib's inflate alone as the gzip
-// baseline. The trace is generated once, before timing, into temporary files.
+// baseline, and plain with torch's memory instants (BM_ImportKinetoMemory). Each trace is generated once,
+// before timing, into temporary files.
 // REGIONPROF_IMPORT_TRACE_MB sets its size (default 100); REGIONPROF_IMPORT_TRACE_KEEP=PATH also
 // keeps the plain trace at PATH, e.g. for the memory check of `regionprof analyze` (docs/cli.md).
 //
@@ -44,10 +45,27 @@ void flow(std::string& out, char phase, long long id, long long pid, long long t
   out += text;
 }
 
+/// Appends one torch.profiler memory instant (`[memory]`, profile_memory=True), formatted as libkineto writes
+/// it: `device` -1 is the CPU (Device Type 0), else a CUDA ordinal (Device Type 1).
+void memory_instant(std::string& out, long long pid, long long tid, long long ts_ns, long long device, long long bytes,
+                    long long total) {
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "  {\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n"
+                "    \"pid\": %lld, \"tid\": %lld,\n    \"ts\": %lld.%03lld,\n    \"args\": {\n"
+                "      \"Total Reserved\": %lld, \"Total Allocated\": %lld, \"Bytes\": %lld, \"Device Id\": %lld, "
+                "\"Device Type\": %d, \"Addr\": %lld, \"Ev Idx\": %lld\n    }\n  },\n",
+                pid, tid, ts_ns / 1000, ts_ns % 1000, total + (1LL << 30), total, bytes, device, device < 0 ? 0 : 1,
+                139926520725504LL + total, ts_ns % 30000);
+  out += text;
+}
+
 /// A training loop's worth of events (~`target_bytes`): ProfilerStep annotations, module
 /// annotations, nested aten ops with shapes, cudaLaunchKernel with flows, kernels with launch
-/// parameters, copies and sets, on two CPU threads and two streams.
-std::string kineto_trace(std::size_t target_bytes) {
+/// parameters, copies and sets, on two CPU threads and two streams. `memory`: each aten op also
+/// allocates its output at its start and frees it at its end (`[memory]` instants, CUDA and CPU in turn), as
+/// torch.profiler(profile_memory=True) writes them.
+std::string kineto_trace(std::size_t target_bytes, bool memory) {
   const std::vector<std::string> ops = {"aten::linear", "aten::addmm", "aten::relu", "aten::layer_norm",
                                         "aten::native_layer_norm", "aten::softmax", "aten::_softmax",
                                         "aten::dropout", "aten::matmul", "aten::bmm", "aten::add", "aten::mul"};
@@ -70,6 +88,7 @@ std::string kineto_trace(std::size_t target_bytes) {
   long long ts = 1682725898236567123LL;
   long long correlation = 6935929;
   long long external = 41506;
+  long long allocated = 0;  // bytes, on the device of the memory instants
   for (int step = 0; out.size() < target_bytes; ++step) {
     const long long step_start = ts;
     ++external;
@@ -89,6 +108,12 @@ std::string kineto_trace(std::size_t target_bytes) {
                   ", \"Input Dims\": [[2048, 1024], [1024, 4096], []], \"Input type\": [\"float\", \"float\", "
                   "\"Scalar\"], \"Fwd thread id\": 0, \"Sequence number\": " +
                   std::to_string(1096588 + step * 100 + layer));
+        const long long device = k % 2 == 0 ? 0 : -1;
+        const long long bytes = 4096LL << (k % 8);
+        if (memory) {
+          allocated += bytes;
+          memory_instant(out, pid, tid, ts + 1000, device, bytes, allocated);
+        }
         event(out, "cuda_runtime", "cudaLaunchKernel", pid, tid, ts + 2000, 4567,
               "\"External id\": " + std::to_string(external) + ", \"cbid\": 211, \"correlation\": " +
                   std::to_string(correlation));
@@ -101,6 +126,10 @@ std::string kineto_trace(std::size_t target_bytes) {
                   ", \"registers per thread\": 40, \"shared memory\": 0, \"blocks per SM\": 22.222221, \"warps per "
                   "SM\": 177.77777, \"grid\": [2400, 1, 1], \"block\": [256, 1, 1], \"est. achieved occupancy %\": 100");
         flow(out, 'f', correlation, 0, stream, ts + 9000);
+        if (memory) {
+          allocated -= bytes;
+          memory_instant(out, pid, tid, ts + 12000, device, -bytes, allocated);
+        }
         ++correlation;
         ts += 14000;
       }
@@ -154,12 +183,15 @@ struct trace_files {
   std::size_t json_bytes = 0;
   std::size_t gz_bytes = 0;
 
-  trace_files() {
+  explicit trace_files(bool memory) {
     const char* mb = std::getenv("REGIONPROF_IMPORT_TRACE_MB");
-    const std::string text = kineto_trace((mb != nullptr ? std::stoul(mb) : 100) << 20);
-    if (const char* keep = std::getenv("REGIONPROF_IMPORT_TRACE_KEEP")) std::ofstream(keep, std::ios::binary) << text;
+    const std::string text = kineto_trace((mb != nullptr ? std::stoul(mb) : 100) << 20, memory);
+    if (const char* keep = std::getenv("REGIONPROF_IMPORT_TRACE_KEEP"); keep != nullptr && !memory) {
+      std::ofstream(keep, std::ios::binary) << text;
+    }
     const auto dir = std::filesystem::temp_directory_path();
-    const std::string stem = "regionprof_bench_import_" + std::to_string(::getpid());
+    const std::string stem = std::string(memory ? "regionprof_bench_import_memory_" : "regionprof_bench_import_") +
+                             std::to_string(::getpid());
     plain = dir / (stem + ".json");
     gz = dir / (stem + ".json.gz");
     std::ofstream(plain, std::ios::binary) << text;
@@ -176,14 +208,19 @@ struct trace_files {
     std::filesystem::remove(gz, ignored);
   }
 
-  static const trace_files& get() {
-    static const trace_files files;
+  /// The trace without (`memory` false) or with torch's memory instants.
+  static const trace_files& get(bool memory = false) {
+    if (memory) {
+      static const trace_files with_memory(true);
+      return with_memory;
+    }
+    static const trace_files files(false);
     return files;
   }
 };
 
-void report(benchmark::State& state, std::size_t events) {
-  const auto& files = trace_files::get();
+void report(benchmark::State& state, std::size_t events, bool memory = false) {
+  const auto& files = trace_files::get(memory);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(files.json_bytes));
   state.counters["events"] = static_cast<double>(events);
   state.counters["json_MB"] = static_cast<double>(files.json_bytes) / 1e6;
@@ -202,6 +239,20 @@ void BM_ImportKineto(benchmark::State& state) {
   report(state, events);
 }
 BENCHMARK(BM_ImportKineto)->Unit(benchmark::kMillisecond);
+
+/// The same training loop with torch's memory instants (profile_memory=True: an allocation and a free per
+/// aten op, about a fifth of the events): the budget holds on a trace with memory events (issue 29).
+void BM_ImportKinetoMemory(benchmark::State& state) {
+  const auto& files = trace_files::get(true);
+  std::size_t events = 0;
+  for (auto _ : state) {
+    const regionprof::trace t = regionprof::import_kineto_trace(files.plain.string());
+    events = t.event_count();
+    benchmark::DoNotOptimize(events);
+  }
+  report(state, events, true);
+}
+BENCHMARK(BM_ImportKinetoMemory)->Unit(benchmark::kMillisecond);
 
 /// The same trace gzipped: bytes_per_second counts the decompressed JSON, so it compares with
 /// BM_GzipInflate (zlib alone) and BM_ImportKineto. Inflating runs on a thread of its own, ahead of

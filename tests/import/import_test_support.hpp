@@ -68,8 +68,8 @@ inline void expect_same_trace_properties(const regionprof::trace& a, const regio
   }
 }
 
-/// Every record of `a` and `b` is the same, names compared as text (ids may differ), thread and
-/// domain indices compared through what they point at.
+/// Every record of `a` and `b` (threads, intervals, device ops, memory events) is the same, names compared as
+/// text (ids may differ); thread indices compared as they are, domain indices through what they point at.
 inline void expect_same_trace(const regionprof::trace& a, const regionprof::trace& b) {
   BOOST_TEST_REQUIRE(a.threads.size() == b.threads.size());
   for (std::size_t i = 0; i < a.threads.size(); ++i) {
@@ -92,6 +92,19 @@ inline void expect_same_trace(const regionprof::trace& a, const regionprof::trac
     }
   }
   expect_same_device_ops(a, b);
+  BOOST_TEST_REQUIRE(a.memory_events.size() == b.memory_events.size());
+  for (std::size_t i = 0; i < a.memory_events.size(); ++i) {
+    const auto& x = a.memory_events[i];
+    const auto& y = b.memory_events[i];
+    BOOST_TEST_CONTEXT("memory event " << i) {
+      BOOST_TEST(x.time_ns == y.time_ns);
+      BOOST_TEST(x.bytes == y.bytes);
+      BOOST_TEST(x.total_allocated == y.total_allocated);
+      BOOST_TEST(x.thread == y.thread);
+      BOOST_TEST(x.device == y.device);
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+    }
+  }
   expect_same_trace_properties(a, b);
 }
 

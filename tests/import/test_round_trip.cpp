@@ -1,6 +1,6 @@
 // write_chrome_trace, then the Kineto importer, gives the same trace and the same profile: for every
 // shared hand-built test trace (tests/support), records compared one by one and JSON reports compared
-// whole (created_at aside).
+// whole (created_at aside); and the same memory events (rule 21), hand-built and from a real torch trace.
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 #include <map>
@@ -58,6 +58,53 @@ void expect_equivalent(const trace& original, const trace& imported) {
   import_test::expect_same_trace_properties(original, imported);
 }
 
+/// Same memory events in order: each field, and its thread by (pid, tid) and name (indices may differ).
+void expect_same_memory_events(const trace& original, const trace& imported) {
+  BOOST_TEST_REQUIRE(original.memory_events.size() == imported.memory_events.size());
+  for (std::size_t i = 0; i < original.memory_events.size(); ++i) {
+    const memory_event& x = original.memory_events[i];
+    const memory_event& y = imported.memory_events[i];
+    BOOST_TEST_CONTEXT("memory event " << i) {
+      BOOST_TEST(x.time_ns == y.time_ns);
+      BOOST_TEST(x.bytes == y.bytes);
+      BOOST_TEST(x.total_allocated == y.total_allocated);
+      BOOST_TEST(x.device == y.device);
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+      const thread_info& a = original.threads[x.thread];
+      const thread_info& b = imported.threads[y.thread];
+      BOOST_TEST(a.pid == b.pid);
+      BOOST_TEST(a.tid == b.tid);
+      BOOST_TEST(name_of(original, a.name) == name_of(imported, b.name));
+    }
+  }
+}
+
+/// Main (1, 10) with a marker and a range; a worker (1, 11) with a cpu_op; an allocator thread (2, 20) with
+/// memory events only. Memory events on cpu, cuda:0 and cuda:3 of every kind, with and without a total,
+/// out of time order, two at one instant.
+trace memory_trace() {
+  test::trace_builder builder;
+  builder.thread(10, "main").marker(1'000, 9'000).range("layer", 2'000, 5'000);
+  builder.thread(11, "worker").cpu_op("aten::empty", 3'000, 4'000);
+  builder.thread(20, "allocator", 2);
+  trace t = builder.build();
+  const auto add = [&](std::int64_t time, std::int64_t bytes, std::int64_t total, thread_index thread,
+                       memory_device device, memory_event_kind kind) {
+    t.memory_events.push_back({.time_ns = time, .bytes = bytes, .total_allocated = total, .thread = thread,
+                               .device = device, .kind = kind});
+  };
+  using enum memory_event_kind;
+  add(2'500, 32'768, 32'768, 0, cpu_memory, allocation);
+  add(3'500, 1 << 20, (1 << 20) + 512, 1, 0, allocation);
+  add(2'400, 512, 512, 2, 0, allocation);  // earlier than the one before it, on another thread
+  add(4'000, -32'768, 0, 0, cpu_memory, free);
+  add(4'000, std::int64_t{1} << 40, (1 << 20) + 512, 1, 0, out_of_memory);  // at the free's instant
+  add(4'500, 4'096, memory_event::no_total, 2, 3, allocation);
+  add(6'001, -(1 << 20), 512, 1, 0, free);
+  add(7'000, 0, memory_event::no_total, 0, cpu_memory, out_of_memory);  // a failed allocation of 0 bytes
+  return t;
+}
+
 boost::json::value report_without_created_at(const trace& t, const analysis_options& options) {
   report_context context;
   context.created_at = "2026-01-01T00:00:00Z";
@@ -88,6 +135,33 @@ BOOST_AUTO_TEST_CASE(chrome_writer_then_importer_keeps_every_test_trace_and_its_
       BOOST_TEST(again.str() == written.str());
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(memory_events_come_back_exactly) {
+  const trace original = memory_trace();
+  std::ostringstream written;
+  write_chrome_trace(original, written);
+  const trace imported = import_kineto_trace_text(written.str(), "memory");
+  expect_equivalent(original, imported);
+  expect_same_memory_events(original, imported);
+  // The allocator thread holds no interval: its memory events bring it, and its name, back.
+  BOOST_TEST(imported.threads.size() == 3u);
+  // The counter tracks are derived data: skipped, and nothing is counted as not read.
+  BOOST_TEST(written.str().find("\"ph\":\"C\"") != std::string::npos);
+  BOOST_TEST(imported.warnings.empty());
+  std::ostringstream again;
+  write_chrome_trace(imported, again);
+  BOOST_TEST(again.str() == written.str());
+}
+
+BOOST_AUTO_TEST_CASE(a_real_torch_trace_with_memory_events_comes_back_exactly) {
+  const trace original = import_kineto_trace(import_test::data_file("torch2_memory.json"));
+  BOOST_TEST_REQUIRE(original.memory_events.size() == 3u);
+  std::ostringstream written;
+  write_chrome_trace(original, written);
+  const trace imported = import_kineto_trace_text(written.str(), "torch2_memory");
+  expect_equivalent(original, imported);
+  expect_same_memory_events(original, imported);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

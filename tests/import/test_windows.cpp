@@ -19,7 +19,8 @@ namespace {
 
 /// A Kineto-shaped trace with the awkward parts windows can cut through: long names, escapes,
 /// non-ASCII text, strings holding brackets, commas and quotes, nested args, fields in any order,
-/// top-level members before and after traceEvents. `pretty`: one field per line, else one line.
+/// top-level members before and after traceEvents; torch's memory instants among the events. `pretty`: one
+/// field per line, else one line.
 std::string generated_trace(bool pretty, int events) {
   std::mt19937 random(12345);
   const std::string nl = pretty ? "\n" : "";
@@ -36,6 +37,7 @@ std::string generated_trace(bool pretty, int events) {
     const long long ts = 1682725898236567LL + i * 7;
     const int which = static_cast<int>(random() % 5);
     std::string fields[8];
+    std::string memory_name;  // a memory event's name, in place of the random one
     int n = 0;
     if (which == 0) {
       fields[n++] = "\"ph\": \"X\"";
@@ -54,12 +56,26 @@ std::string generated_trace(bool pretty, int events) {
       fields[n++] = "\"ph\": \"X\"";
       fields[n++] = "\"cat\": \"user_annotation\"";
       fields[n++] = "\"args\": {\"domain\": \"d" + std::to_string(i % 3) + "\"}";
+    } else if (i % 2 == 0) {
+      // torch's [memory] / [OutOfMemory] instant (profile_memory=True): CPU or CUDA, args in two orders.
+      const bool oom = i % 3 == 2;
+      const std::string device = i % 8 == 0 ? "\"Device Type\": 1, \"Device Id\": " + std::to_string(i % 3)
+                                            : "\"Device Type\": 0, \"Device Id\": -1";
+      const std::string sign = !oom && i % 3 == 1 ? "-" : "";
+      const std::string bytes = "\"Bytes\": " + sign + std::to_string(16 * i + 16);
+      const std::string total = "\"Total Allocated\": " + std::to_string(1000 * i) + ", \"Total Reserved\": 0";
+      fields[n++] = "\"ph\": \"i\"";
+      fields[n++] = "\"cat\": \"cpu_instant_event\"";
+      fields[n++] = "\"args\": {" + (i % 3 == 0 ? total + ", " + device + ", " + bytes
+                                                : device + ", \"Addr\": " + std::to_string(140000000000LL + i) + ", " +
+                                                      bytes + ", " + total) + "}";
+      memory_name = oom ? "[OutOfMemory]" : "[memory]";
     } else {
       fields[n++] = "\"ph\": \"f\"";
       fields[n++] = "\"cat\": \"ac2g\"";
       fields[n++] = "\"id\": " + std::to_string(i);
     }
-    fields[n++] = "\"name\": \"" + name + "\"";
+    fields[n++] = "\"name\": \"" + (memory_name.empty() ? name : memory_name) + "\"";
     fields[n++] = "\"pid\": " + std::string(i % 4 == 0 ? "\"Spans\"" : "4037");
     fields[n++] = "\"tid\": " + std::to_string(i % 3 == 0 ? -1 : 23695);
     fields[n++] = "\"ts\": " + std::to_string(ts) + (i % 2 ? ".125" : "");
@@ -113,6 +129,7 @@ BOOST_AUTO_TEST_CASE(every_window_size_gives_the_same_trace) {
       const trace reference = import_kineto_trace_text(text, "whole", window(std::size_t{1} << 30));
       BOOST_TEST_REQUIRE(reference.intervals.size() > 200u);
       BOOST_TEST_REQUIRE(reference.device_ops.size() > 50u);
+      BOOST_TEST_REQUIRE(reference.memory_events.size() > 20u);
       BOOST_TEST(reference.domains.size() == 4u);
       BOOST_TEST(!reference.target.foreign.empty());
       const std::string file = temp_file(pretty ? "pretty.json" : "minified.json", text);

@@ -1,6 +1,9 @@
-// The Chrome trace export: Kineto categories, exact ts text, ac2g flows, metadata, escaping, streaming.
+// The Chrome trace export: Kineto categories, exact ts text, ac2g flows, metadata, escaping, streaming, memory
+// events (instants and counter tracks).
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -374,6 +377,125 @@ BOOST_AUTO_TEST_CASE(stream_failure_and_bad_trace_are_errors) {
   trace bad_name = sample_trace();
   bad_name.device_ops[1].name = 12345;
   BOOST_CHECK_THROW(chrome_text(bad_name), std::invalid_argument);
+}
+
+namespace {
+
+/// sample_trace() with memory events (rule 21) on main (100, 101), worker (100, 102) and a thread of
+/// process 200: on cpu, cuda:0 and cuda:1, every kind, one without a total, two at one instant.
+trace memory_trace() {
+  trace t = sample_trace();
+  const thread_index other = t.add_thread(200, 201, "other");
+  const auto add = [&](std::int64_t time, std::int64_t bytes, std::int64_t total, thread_index thread,
+                       memory_device device, memory_event_kind kind) {
+    t.memory_events.push_back({.time_ns = time, .bytes = bytes, .total_allocated = total, .thread = thread,
+                               .device = device, .kind = kind});
+  };
+  using enum memory_event_kind;
+  add(12'500'100, 4'096, 4'096, 0, cpu_memory, allocation);
+  add(12'345'150, 1 << 20, 1 << 20, 1, 0, allocation);
+  add(13'000'000, -4'096, 0, 0, cpu_memory, free);
+  add(12'000'000, 64, 64, other, cpu_memory, allocation);
+  add(12'600'050, std::int64_t{1} << 34, 1 << 20, 0, 0, out_of_memory);
+  add(12'400'000, 512, memory_event::no_total, 1, 1, allocation);
+  add(12'500'100, 8, 4'104, 0, cpu_memory, allocation);
+  return t;
+}
+
+/// The event lines of `text` whose phase is `ph`, without the separating comma.
+std::vector<std::string> event_lines(const std::string& text, std::string_view ph) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  const std::string prefix = "{\"ph\":\"" + std::string(ph) + "\"";
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with(prefix)) continue;
+    if (line.ends_with(',')) line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(memory_events_as_kineto_instants_and_counter_tracks) {
+  const std::string text = chrome_text(memory_trace());
+  // Torch's instants, in trace order after the device ops: Device Type 0 with Device Id -1 on the CPU, 1 with
+  // the ordinal on CUDA; Total Allocated only where known.
+  const std::string instant = R"({"ph":"i","cat":"cpu_instant_event","s":"t",)";
+  BOOST_TEST(event_lines(text, "i") ==
+                 (std::vector<std::string>{
+                     instant + R"("name":"[memory]","pid":100,"tid":101,"ts":12500.100,)"
+                               R"("args":{"Device Type":0,"Device Id":-1,"Bytes":4096,"Total Allocated":4096}})",
+                     instant + R"("name":"[memory]","pid":100,"tid":102,"ts":12345.150,)"
+                               R"("args":{"Device Type":1,"Device Id":0,"Bytes":1048576,"Total Allocated":1048576}})",
+                     instant + R"("name":"[memory]","pid":100,"tid":101,"ts":13000.000,)"
+                               R"("args":{"Device Type":0,"Device Id":-1,"Bytes":-4096,"Total Allocated":0}})",
+                     instant + R"("name":"[memory]","pid":200,"tid":201,"ts":12000.000,)"
+                               R"("args":{"Device Type":0,"Device Id":-1,"Bytes":64,"Total Allocated":64}})",
+                     instant + R"("name":"[OutOfMemory]","pid":100,"tid":101,"ts":12600.050,)"
+                               R"("args":{"Device Type":1,"Device Id":0,"Bytes":17179869184,)"
+                               R"("Total Allocated":1048576}})",
+                     instant + R"("name":"[memory]","pid":100,"tid":102,"ts":12400.000,)"
+                               R"("args":{"Device Type":1,"Device Id":1,"Bytes":512}})",
+                     instant + R"("name":"[memory]","pid":100,"tid":101,"ts":12500.100,)"
+                               R"("args":{"Device Type":0,"Device Id":-1,"Bytes":8,"Total Allocated":4104}})",
+                 }),
+             boost::test_tools::per_element());
+  // One counter track per process and device, by pid, device (cpu first), then time, ties in trace order;
+  // cuda:1 gave no total, so it has no track.
+  BOOST_TEST(event_lines(text, "C") ==
+                 (std::vector<std::string>{
+                     R"({"ph":"C","name":"Memory cpu","pid":100,"ts":12500.100,"args":{"Total Allocated":4096}})",
+                     R"({"ph":"C","name":"Memory cpu","pid":100,"ts":12500.100,"args":{"Total Allocated":4104}})",
+                     R"({"ph":"C","name":"Memory cpu","pid":100,"ts":13000.000,"args":{"Total Allocated":0}})",
+                     R"({"ph":"C","name":"Memory cuda:0","pid":100,"ts":12345.150,"args":{"Total Allocated":1048576}})",
+                     R"({"ph":"C","name":"Memory cuda:0","pid":100,"ts":12600.050,"args":{"Total Allocated":1048576}})",
+                     R"({"ph":"C","name":"Memory cpu","pid":200,"ts":12000.000,"args":{"Total Allocated":64}})",
+                 }),
+             boost::test_tools::per_element());
+  // Valid JSON; the instants and counters come last, the rest is as without memory events.
+  const json::value root = parse(text);
+  const json::array& events = root.at("traceEvents").as_array();
+  const json::value without = parse(chrome_text(sample_trace()));
+  BOOST_TEST(events.size() == without.at("traceEvents").as_array().size() + 1 + 7 + 6);  // + other's thread_name
+  BOOST_TEST(str(events.back().at("ph")) == "C");
+  BOOST_TEST(event_lines(chrome_text(sample_trace()), "i").empty());
+  BOOST_TEST(event_lines(chrome_text(sample_trace()), "C").empty());
+}
+
+BOOST_AUTO_TEST_CASE(memory_events_that_break_their_invariants_are_errors) {
+  const auto error_of = [](trace t) -> std::string {
+    std::ostringstream untouched;
+    try {
+      write_chrome_trace(t, untouched);
+    } catch (const std::invalid_argument& e) {
+      BOOST_TEST(untouched.str().empty());  // checked before anything is written
+      return e.what();
+    }
+    return "no error";
+  };
+  const auto with = [](auto change) {
+    trace t = memory_trace();
+    change(t.memory_events[2]);
+    return t;
+  };
+  const std::string prefix = "regionprof::write_chrome_trace: memory event 2 has ";
+  BOOST_TEST(error_of(with([](memory_event& e) { e.thread = 7; })) ==
+             prefix + "thread index 7 but the trace has only 3");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.bytes = 4096; })) ==
+             prefix + "bytes 4096 for a free (< 0 and > -2^63)");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.bytes = std::numeric_limits<std::int64_t>::min(); })) ==
+             prefix + "bytes -9223372036854775808 for a free (< 0 and > -2^63)");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.kind = memory_event_kind::allocation; })) ==
+             prefix + "bytes -4096 for an allocation (> 0)");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.kind = memory_event_kind::out_of_memory; })) ==
+             prefix + "bytes -4096 for a failed allocation (>= 0)");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.device = -2; })) == prefix + "device -2 (cpu is -1, cuda:N is N)");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.total_allocated = -5; })) ==
+             prefix + "a negative total_allocated -5");
+  BOOST_TEST(error_of(with([](memory_event& e) { e.kind = static_cast<memory_event_kind>(9); })) ==
+             "regionprof::write_chrome_trace: unknown memory_event_kind 9");
+  BOOST_TEST(error_of(memory_trace()) == "no error");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -40,9 +40,10 @@ What is read: complete events ("ph": "X") of cat cpu_op, user_annotation, python
 cuda_runtime and cuda_driver are CPU intervals on their (pid, tid) thread; kernel, gpu_memcpy and
 gpu_memset are device work, owned through args.correlation by the API call that launched it.
 PyTorch 1.8/1.9 traces (Operator, Runtime, Kernel, Memcpy, Memset) and ROCm traces read the same.
-Timestamps are converted from their text to exact nanoseconds. Other categories are not read and
-are counted in an IGNORED_EVENTS warning. A trace without device ops or device properties is
-CPU-only.
+torch.profiler's [memory] and [OutOfMemory] instants (profile_memory=True) are allocations, frees and
+failed allocations on the CPU and CUDA devices, on their thread. Timestamps are converted from their
+text to exact nanoseconds. Other categories are not read and are counted in an IGNORED_EVENTS warning.
+A trace without device ops or device properties is CPU-only.
 
 Several TRACEs (one per rank of a distributed job) give one job report: each rank's full report, and
 per run and region the median, min, max, slowest rank and imbalance across ranks (the stragglers).

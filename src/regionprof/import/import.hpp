@@ -63,8 +63,13 @@ struct kineto_import_options {
 ///   cuda_driver become CPU intervals on their (pid, tid) thread, in file order per thread;
 ///   kernel, gpu_memcpy and gpu_memset become device ops (device: args.device or pid, stream:
 ///   args.stream or tid, args.correlation, args.bytes). Flows, metadata (thread_name names threads),
-///   instants, counters, gpu_user_annotation and the profiler's own spans are not intervals; other
-///   categories and phases are ignored and counted in a DROPPED_HOST_RECORDS warning (source import).
+///   other instants, counters, gpu_user_annotation and the profiler's own spans are not intervals; other
+///   categories and phases are not read and counted in an IGNORED_EVENTS warning (source import).
+/// - torch.profiler's `[memory]` and `[OutOfMemory]` instants (profile_memory=True) become
+///   trace::memory_events on their (pid, tid) thread: args `Device Type` 0 (cpu) or 1 (CUDA device
+///   `Device Id`), `Bytes` (> 0 allocated, < 0 freed; an [OutOfMemory]'s: asked for) and `Total Allocated`
+///   when present. A [memory] of 0 bytes and the memory events of other devices are counted in an
+///   IGNORED_EVENTS warning.
 /// - `ts`/`dur` are microseconds; their text is converted to integer ns exactly (no double on the
 ///   way). Beyond 3 decimals, ns are rounded half to even.
 /// - A string pid/tid gets a stable synthetic number (<= -2^46, from a hash of the string) and the

@@ -21,14 +21,16 @@ struct id_text {
 };
 
 /// Fields of an event, for per-field type problems (bits of pending_event::bad).
-enum field_bit : std::uint16_t {
+enum field_bit : std::uint32_t {
   f_ph = 1 << 0, f_cat = 1 << 1, f_name = 1 << 2, f_ts = 1 << 3, f_dur = 1 << 4, f_pid = 1 << 5,
   f_tid = 1 << 6, f_args = 1 << 7, f_correlation = 1 << 8, f_device = 1 << 9, f_stream = 1 << 10,
   f_bytes = 1 << 11, f_domain = 1 << 12, f_meta_name = 1 << 13, f_graph = 1 << 14,
+  // torch's [memory] and [OutOfMemory] instant events
+  f_device_type = 1 << 15, f_device_id = 1 << 16, f_memory_bytes = 1 << 17, f_total_allocated = 1 << 18,
 };
 
 /// What each field must be, by bit position.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 15> field_rules{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 19> field_rules{{
     {"ph", "must be a string"},
     {"cat", "must be a string"},
     {"name", "must be a string"},
@@ -44,6 +46,10 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 15> f
     {"args.domain", "must be a string"},
     {"args.name", "must be a string"},
     {"args.graph node id", "must be a non-negative integer"},
+    {"args.Device Type", "must be an integer"},
+    {"args.Device Id", "must be an integer"},
+    {"args.Bytes", "must be an integer"},
+    {"args.Total Allocated", "must be a non-negative integer"},
 }};
 
 /// The fields of one event that matter, as read; committed only once the event's object closed.
@@ -57,8 +63,12 @@ struct pending_event {
   id_text pid, tid;
   std::uint64_t correlation, device, stream, bytes;
   std::uint64_t graph;  ///< `graph node id` (or `graph id`) of a graph replay's op; valid with f_graph
-  std::uint16_t has = 0;
-  std::uint16_t bad = 0;
+  std::int64_t device_type;      ///< `Device Type` of a memory event: c10::DeviceType (0 CPU, 1 CUDA)
+  std::int64_t device_id;        ///< `Device Id` of a memory event: the CUDA ordinal; -1 on the CPU
+  std::int64_t memory_bytes;     ///< `Bytes` of a memory event: + allocated, - freed, or asked for
+  std::uint64_t total_allocated;  ///< `Total Allocated` of a memory event: the device's total after it, bytes
+  std::uint32_t has = 0;
+  std::uint32_t bad = 0;
   bool not_object = false;
   od::json_type type = od::json_type::object;
 

@@ -109,6 +109,34 @@ std::string describe_not_read(const name_counts& counts, std::uint64_t events, s
   return text;
 }
 
+/// The events counted in `counts` (per category, phase or device type).
+template <typename key>
+std::uint64_t total(const std::map<key, std::uint64_t, std::less<>>& counts) {
+  std::uint64_t n = 0;
+  for (const auto& entry : counts) n += entry.second;
+  return n;
+}
+
+/// "3 memory events were not read: 1 [memory] event of 0 bytes, 2 of Device Type 13 (...)" (device types
+/// in ascending order; past the first 32, "and N more").
+std::string describe_memory_not_read(std::uint64_t zero_bytes, const device_type_counts& devices) {
+  constexpr std::size_t listed = 32;
+  const std::uint64_t events = zero_bytes + total(devices);
+  std::string text = plural(events, "memory event", "memory events") + (events == 1 ? " was" : " were") + " not read: ";
+  if (zero_bytes != 0) text += plural(zero_bytes, "[memory] event", "[memory] events") + " of 0 bytes";
+  std::size_t shown = 0;
+  for (const auto& [device_type, n] : devices) {
+    if (shown == listed) {
+      text += ", and " + std::to_string(devices.size() - listed) + " more device types";
+      break;
+    }
+    if (shown++ > 0 || zero_bytes != 0) text += ", ";
+    text += std::to_string(n) + " of Device Type " + std::to_string(device_type);
+  }
+  return text + " (regionprof reads the [memory] and [OutOfMemory] events of CPU memory, Device Type 0, and CUDA "
+                "memory, Device Type 1; a [memory] event of 0 bytes allocates and frees nothing)";
+}
+
 /// PyTorch 1.8 wrote CPU tids as quoted decimals ("tid": "123"): such a string is that number, so
 /// the threads of a 1.8 trace are those of the same trace written by 1.9 or later. Only the
 /// canonical form (what std::to_string writes) counts; "007" or "+7" stay strings.
@@ -119,12 +147,6 @@ std::optional<std::int64_t> decimal_id(std::string_view text) noexcept {
   if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
   const std::string_view digits = text.front() == '-' ? text.substr(1) : text;
   if (digits.empty() || (digits.size() > 1 && digits.front() == '0') || text == "-0") return std::nullopt;
-  return n;
-}
-
-std::uint64_t total(const name_counts& counts) {
-  std::uint64_t n = 0;
-  for (const auto& entry : counts) n += entry.second;
   return n;
 }
 
@@ -144,8 +166,8 @@ void kineto_mapper::fail_event(const char* start, const std::string& problem) co
   errors_.fail(reader_.offset_of(start), "traceEvents[" + std::to_string(event_index_ - 1) + "]: " + problem);
 }
 
-void kineto_mapper::require_types(const pending_event& event, std::uint16_t used, const char* start) const {
-  const std::uint16_t bad = event.bad & used;
+void kineto_mapper::require_types(const pending_event& event, std::uint32_t used, const char* start) const {
+  const std::uint32_t bad = event.bad & used;
   if (bad == 0) return;
   const auto bit = static_cast<std::size_t>(std::countr_zero(bad));
   fail_event(start, "'" + std::string(field_rules[bit].first) + "' " + std::string(field_rules[bit].second));
@@ -221,7 +243,7 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
     const cat_info info = event.present(f_cat) ? classify(event.cat) : cat_info{};
     if (info.cls == cat_class::cpu) {
       require_types(event, f_name | f_ts | f_dur | f_pid | f_tid | f_args | f_domain |
-                               (is_api_call(info.cpu_kind) ? f_correlation : 0),
+                               (is_api_call(info.cpu_kind) ? std::uint32_t{f_correlation} : 0u),
                     start);
       add_interval(event, start, info.cpu_kind);
     } else if (info.cls == cat_class::device) {
@@ -231,6 +253,13 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
       add_device_op(event, start, info.device_kind);
     } else if (info.cls == cat_class::unknown) {
       count(unknown_categories_, event.present(f_cat) ? event.cat : std::string_view("(no category)"));
+    }
+    return;
+  }
+  if (event.ph == "i" || event.ph == "I") {
+    // torch.profiler's memory events (profile_memory=True); other instants carry nothing to attribute.
+    if (event.present(f_name) && (event.name == "[memory]" || event.name == "[OutOfMemory]")) {
+      add_memory_event(event, start, event.name == "[OutOfMemory]");
     }
     return;
   }
@@ -246,15 +275,23 @@ void kineto_mapper::commit(const pending_event& event, const char* start) {
   if (!is_non_interval_phase(event.ph)) count(unsupported_phases_, event.ph);
 }
 
-bool kineto_mapper::read_times(const pending_event& event, const char* start, std::int64_t& begin_ns, std::int64_t& end_ns) {
-  if (!event.present(f_ts)) fail_event(start, "complete event ('ph': 'X') without 'ts'");
-  if (!event.present(f_dur)) fail_event(start, "complete event ('ph': 'X') without 'dur'");
+// Inlined into both callers: every imported event reads its ts here.
+[[gnu::always_inline]] inline std::int64_t kineto_mapper::read_ts(const pending_event& event, const char* start) const {
   std::int64_t ts = 0;
   if (!json_detail::microseconds_to_ns_fast(event.ts, ts)) {
     const auto exact = microseconds_text_to_ns(event.ts);
-    if (!exact) fail_event(start, "'ts' " + quote_text(event.ts) + " is not a number of microseconds that fits in int64 ns");
+    if (!exact) {
+      fail_event(start, "'ts' " + quote_text(event.ts) + " is not a number of microseconds that fits in int64 ns");
+    }
     ts = *exact;
   }
+  return ts;
+}
+
+bool kineto_mapper::read_times(const pending_event& event, const char* start, std::int64_t& begin_ns, std::int64_t& end_ns) {
+  if (!event.present(f_ts)) fail_event(start, "complete event ('ph': 'X') without 'ts'");
+  if (!event.present(f_dur)) fail_event(start, "complete event ('ph': 'X') without 'dur'");
+  const std::int64_t ts = read_ts(event, start);
   std::int64_t dur = 0;
   if (!json_detail::microseconds_to_ns_fast(event.dur, dur)) {
     const auto exact = microseconds_text_to_ns(event.dur);
@@ -326,6 +363,63 @@ void kineto_mapper::add_device_op(const pending_event& event, const char* start,
   if (event.present(f_graph) && event.graph != 0) ++graph_replay_ops_;
 }
 
+void kineto_mapper::add_memory_event(const pending_event& event, const char* start, bool out_of_memory) {
+  // torch.profiler writes c10::DeviceType; ROCm builds report HIP memory as CUDA (1).
+  constexpr std::int64_t torch_cpu = 0;
+  constexpr std::int64_t torch_cuda = 1;
+  const std::string_view what = out_of_memory ? "an [OutOfMemory] event" : "a [memory] event";
+  require_types(event, f_args | f_device_type, start);
+  if (!event.present(f_device_type)) fail_event(start, std::string(what) + " without 'args.Device Type'");
+  if (event.device_type != torch_cpu && event.device_type != torch_cuda) {
+    ++other_device_memory_events_[event.device_type];
+    return;
+  }
+  require_types(event, f_ts | f_pid | f_tid | f_memory_bytes | f_total_allocated, start);
+  if (!event.present(f_ts)) fail_event(start, std::string(what) + " without 'ts'");
+  if (!event.present(f_pid)) fail_event(start, std::string(what) + " without 'pid'");
+  if (!event.present(f_tid)) fail_event(start, std::string(what) + " without 'tid'");
+  if (!event.present(f_memory_bytes)) fail_event(start, std::string(what) + " without 'args.Bytes'");
+  memory_event memory;
+  if (event.device_type == torch_cuda) {
+    require_types(event, f_device_id, start);
+    if (!event.present(f_device_id)) fail_event(start, std::string(what) + " of CUDA memory without 'args.Device Id'");
+    if (event.device_id < 0 || event.device_id > std::numeric_limits<memory_device>::max()) {
+      fail_event(start, "'args.Device Id' " + std::to_string(event.device_id) + " of " + std::string(what) +
+                            " of CUDA memory is out of range (0..32767)");
+    }
+    memory.device = static_cast<memory_device>(event.device_id);
+  }  // CPU memory: torch writes Device Id -1; the device is `cpu` whatever it says
+  if (out_of_memory) {
+    if (event.memory_bytes < 0) {
+      fail_event(start, "'args.Bytes' " + std::to_string(event.memory_bytes) + " of " + std::string(what) +
+                            " must be the bytes asked for, not negative");
+    }
+    memory.kind = memory_event_kind::out_of_memory;
+  } else if (event.memory_bytes > 0) {
+    memory.kind = memory_event_kind::allocation;
+  } else if (event.memory_bytes < 0) {
+    if (event.memory_bytes == std::numeric_limits<std::int64_t>::min()) {
+      fail_event(start, "'args.Bytes' " + std::to_string(event.memory_bytes) + " of " + std::string(what) +
+                            " is out of range (a free of more than 2^63 - 1 bytes)");
+    }
+    memory.kind = memory_event_kind::free;
+  } else {
+    ++zero_byte_memory_events_;
+    return;
+  }
+  memory.bytes = event.memory_bytes;
+  if (event.present(f_total_allocated)) {
+    if (event.total_allocated > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail_event(start, "'args.Total Allocated' " + std::to_string(event.total_allocated) + " of " + std::string(what) +
+                            " does not fit in int64");
+    }
+    memory.total_allocated = static_cast<std::int64_t>(event.total_allocated);
+  }
+  memory.time_ns = read_ts(event, start);
+  memory.thread = thread_of(event);
+  trace_.memory_events.push_back(memory);
+}
+
 trace kineto_mapper::finish(const boost::json::object& target_extra, const boost::json::object* own,
                             std::uint64_t own_offset) {
   for (std::size_t i = 0; i < trace_.threads.size(); ++i) {
@@ -361,6 +455,10 @@ trace kineto_mapper::finish(const boost::json::object& target_extra, const boost
         {warning_code::ignored_events, warning_source::import,
          describe_not_read(unsupported_phases_, phases, "phase", "phases") +
              " (regionprof reads complete events, ph X; write begin/end pairs as complete events)"});
+  }
+  if (const std::uint64_t other = total(other_device_memory_events_); zero_byte_memory_events_ + other != 0) {
+    trace_.warnings.push_back({warning_code::ignored_events, warning_source::import,
+                               describe_memory_not_read(zero_byte_memory_events_, other_device_memory_events_)});
   }
   if (negative_durations_ != 0) {
     trace_.warnings.push_back({warning_code::dropped_host_records, warning_source::import,

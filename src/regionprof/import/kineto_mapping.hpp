@@ -34,6 +34,8 @@ struct pair_hash {
 
 /// Counts per category or phase, for warnings ("foo 2, gpu_user_annotation_x 10").
 using name_counts = std::map<std::string, std::uint64_t, std::less<>>;
+/// Counts of memory events per torch `Device Type` (c10::DeviceType), for warnings.
+using device_type_counts = std::map<std::int64_t, std::uint64_t, std::less<>>;
 
 /// Builds the trace from the events in traceEvents order.
 class kineto_mapper {
@@ -55,16 +57,21 @@ class kineto_mapper {
   /// Fails for the event being committed (event_index_ - 1).
   [[noreturn]] void fail_event(const char* start, const std::string& problem) const;
   /// Fails when one of the fields in `used` had the wrong type.
-  void require_types(const pending_event& event, std::uint16_t used, const char* start) const;
+  void require_types(const pending_event& event, std::uint32_t used, const char* start) const;
   /// trace::strings.intern behind a small direct-mapped cache: most events repeat a few hundred
   /// names, and probing with 3 words + one memcmp beats hashing a 5 KB kernel name.
   name_id intern(std::string_view text);
   std::int64_t resolve_id(const id_text& id);
   thread_index thread_of(const pending_event& event);
+  /// `ts` in ns (present: checked by the caller).
+  std::int64_t read_ts(const pending_event& event, const char* start) const;
   /// ts and dur in ns; false when the event is dropped (negative duration, counted).
   bool read_times(const pending_event& event, const char* start, std::int64_t& begin_ns, std::int64_t& end_ns);
   void add_interval(const pending_event& event, const char* start, interval_kind kind);
   void add_device_op(const pending_event& event, const char* start, device_op_kind kind);
+  /// A torch `[memory]` (`out_of_memory` false) or `[OutOfMemory]` instant: a memory event, or a count
+  /// in the memory events not read.
+  void add_memory_event(const pending_event& event, const char* start, bool out_of_memory);
 
   const input_errors& errors_;
   const window_reader& reader_;
@@ -91,6 +98,9 @@ class kineto_mapper {
   name_counts unsupported_phases_;
   std::uint64_t negative_durations_ = 0;
   std::uint64_t graph_replay_ops_ = 0;  ///< device ops whose args carry a nonzero graph node id
+  std::uint64_t zero_byte_memory_events_ = 0;  ///< [memory] events of 0 bytes (not read)
+  /// [memory] / [OutOfMemory] events per `Device Type` other than CPU (0) and CUDA (1) (not read).
+  device_type_counts other_device_memory_events_;
 };
 
 }  // namespace regionprof::import_detail

@@ -62,6 +62,31 @@ class chrome_event_writer {
     append_us(buffer_, duration_ns);
   }
 
+  /// `{"ph":"i","cat":<cat>,"s":"t","name":<name>,"pid":..,"tid":..,"ts":..` (an instant of one thread; the
+  /// caller adds args and `}`). `cat` and `name` are written as they are (they need no escaping).
+  void instant_event(std::string_view cat, std::string_view name, std::int64_t pid, std::int64_t tid,
+                     std::int64_t ts_ns) {
+    begin_event();
+    buffer_ += "{\"ph\":\"i\",\"cat\":\"";
+    buffer_ += cat;
+    buffer_ += "\",\"s\":\"t\",\"name\":\"";
+    buffer_ += name;
+    buffer_ += '"';
+    place(pid, tid, ts_ns);
+  }
+
+  /// `{"ph":"C","name":<name>,"pid":..,"ts":..` (a sample of the process's counter track `name`, which has
+  /// no thread; the caller adds args, one number per series, and `}`). `name` needs no escaping.
+  void counter_event(std::string_view name, std::int64_t pid, std::int64_t ts_ns) {
+    begin_event();
+    buffer_ += "{\"ph\":\"C\",\"name\":\"";
+    buffer_ += name;
+    buffer_ += "\",\"pid\":";
+    append_int(buffer_, pid);
+    buffer_ += ",\"ts\":";
+    append_us(buffer_, ts_ns);
+  }
+
   /// `{"ph":"M","name":<kind>,"pid":..,"tid":..,"args":{"name":` (the caller adds the name and `}}`).
   void metadata_event(std::string_view kind, std::int64_t pid, std::int64_t tid) {
     begin_event();

@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -57,6 +59,40 @@ std::string_view category(device_op_kind kind) {
                               std::to_string(static_cast<int>(kind)));
 }
 
+/// Kineto's instant of a memory event: torch.profiler's `[memory]` (allocations and frees) or `[OutOfMemory]`.
+std::string_view memory_event_name(memory_event_kind kind) {
+  switch (kind) {
+    case memory_event_kind::allocation:
+    case memory_event_kind::free: return "[memory]";
+    case memory_event_kind::out_of_memory: return "[OutOfMemory]";
+  }
+  throw std::invalid_argument("regionprof::write_chrome_trace: unknown memory_event_kind " +
+                              std::to_string(static_cast<int>(kind)));
+}
+
+/// Why `event` breaks trace.hpp's invariants of a memory event (which the importer relies on to read it
+/// back as it was), or empty. Its kind is known (memory_event_name).
+std::string memory_event_problem(const memory_event& event) {
+  if (event.device < cpu_memory) return "device " + std::to_string(event.device) + " (cpu is -1, cuda:N is N)";
+  if (event.total_allocated != memory_event::no_total && event.total_allocated < 0) {
+    return "a negative total_allocated " + std::to_string(event.total_allocated);
+  }
+  const auto wrong_bytes = [&](std::string_view rule) {
+    return "bytes " + std::to_string(event.bytes) + " " + std::string(rule);
+  };
+  switch (event.kind) {
+    case memory_event_kind::allocation:
+      return event.bytes > 0 ? std::string() : wrong_bytes("for an allocation (> 0)");
+    case memory_event_kind::free:
+      return event.bytes < 0 && event.bytes != std::numeric_limits<std::int64_t>::min()
+                 ? std::string()
+                 : wrong_bytes("for a free (< 0 and > -2^63)");
+    case memory_event_kind::out_of_memory:
+      return event.bytes >= 0 ? std::string() : wrong_bytes("for a failed allocation (>= 0)");
+  }
+  return {};
+}
+
 std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -77,6 +113,8 @@ class chrome_writer {
     link_correlations();
     write_intervals();
     write_device_ops();
+    write_memory_events();
+    write_memory_counters();
     events_.finish();
   }
 
@@ -246,6 +284,54 @@ class chrome_writer {
     }
   }
 
+  /// Each memory event as torch.profiler writes it: a `[memory]` or `[OutOfMemory]` instant on its thread,
+  /// args `Device Type` (0 CPU, 1 CUDA), `Device Id` (-1 on the CPU), `Bytes` and, when known,
+  /// `Total Allocated`; torch's `Addr` and `Total Reserved` are not in the trace.
+  void write_memory_events() {
+    for (const memory_event& event : source_.memory_events) {
+      const thread_info& thread = source_.threads[event.thread];
+      events_.instant_event("cpu_instant_event", memory_event_name(event.kind), thread.pid, thread.tid, event.time_ns);
+      buffer_ += event.device == cpu_memory ? ",\"args\":{\"Device Type\":0" : ",\"args\":{\"Device Type\":1";
+      buffer_ += ",\"Device Id\":";
+      report_detail::append_int(buffer_, event.device);
+      buffer_ += ",\"Bytes\":";
+      report_detail::append_int(buffer_, event.bytes);
+      if (event.total_allocated != memory_event::no_total) {
+        buffer_ += ",\"Total Allocated\":";
+        report_detail::append_int(buffer_, event.total_allocated);
+      }
+      buffer_ += "}}";
+    }
+  }
+
+  /// The device totals as counter tracks, one per process and device ("Memory cpu", "Memory cuda:0"): a
+  /// sample `{"Total Allocated": bytes}` at each memory event that gives a total, by process, device, then
+  /// time (equal times in trace order). Derived data: the importer skips counters.
+  void write_memory_counters() {
+    const auto& memory = source_.memory_events;
+    std::vector<std::uint32_t> order;
+    for (std::size_t i = 0; i < memory.size(); ++i) {
+      if (memory[i].total_allocated != memory_event::no_total) order.push_back(static_cast<std::uint32_t>(i));
+    }
+    const auto pid_of = [&](std::uint32_t i) { return source_.threads[memory[i].thread].pid; };
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::tuple(pid_of(a), memory[a].device, memory[a].time_ns) <
+             std::tuple(pid_of(b), memory[b].device, memory[b].time_ns);
+    });
+    std::string track;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const memory_event& event = memory[order[k]];
+      const std::int64_t pid = pid_of(order[k]);
+      if (k == 0 || pid != pid_of(order[k - 1]) || event.device != memory[order[k - 1]].device) {
+        track = "Memory " + memory_device_key(event.device);
+      }
+      events_.counter_event(track, pid, event.time_ns);
+      buffer_ += ",\"args\":{\"Total Allocated\":";
+      report_detail::append_int(buffer_, event.total_allocated);
+      buffer_ += "}}";
+    }
+  }
+
   /// The event writer's complete event, its name through the per-id classification.
   void complete_event(std::string_view cat, name_id name, std::int64_t pid, std::int64_t tid, std::int64_t start_ns,
                       std::int64_t end_ns) {
@@ -281,6 +367,20 @@ class chrome_writer {
     for (std::size_t i = 0; i < source_.device_ops.size(); ++i) {
       if (source_.device_ops[i].name >= strings) bad("device op", i, "name id", source_.device_ops[i].name, strings);
       category(source_.device_ops[i].kind);
+    }
+    if (source_.memory_events.size() > std::numeric_limits<std::uint32_t>::max()) {
+      throw std::invalid_argument("regionprof::write_chrome_trace: more than 2^32 - 1 memory events");
+    }
+    for (std::size_t i = 0; i < source_.memory_events.size(); ++i) {
+      const memory_event& event = source_.memory_events[i];
+      if (event.thread >= source_.threads.size()) {
+        bad("memory event", i, "thread index", event.thread, source_.threads.size());
+      }
+      memory_event_name(event.kind);
+      if (std::string problem = memory_event_problem(event); !problem.empty()) {
+        throw std::invalid_argument("regionprof::write_chrome_trace: memory event " + std::to_string(i) + " has " +
+                                    problem);
+      }
     }
   }
 

@@ -120,10 +120,19 @@ std::vector<memory_row> memory_rows(const Profile& profile);
 ///   `thread_name` "stream <stream>" on (device, stream), by device then stream number. As in
 ///   Kineto, a CPU pid equal to a device number shares that process in viewers; readers tell CPU
 ///   from device events by `cat`, and apply `thread_name` only to (pid, tid) pairs that carry CPU
-///   intervals, so a thread with no interval does not come back (it carries nothing the analysis uses).
+///   intervals or memory events, so a thread with neither does not come back (it carries nothing the
+///   analysis uses).
+/// - Memory events (trace::memory_events, rule 21) are torch.profiler's instants on their (pid, tid):
+///   `{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]"` (allocations and frees) or
+///   `"[OutOfMemory]"` (failed allocations), `ts`, and `args` {`Device Type` (0 cpu, 1 CUDA), `Device Id`
+///   (-1 on the CPU, else the CUDA ordinal), `Bytes` (memory_event::bytes), `Total Allocated` (only when
+///   known)}. And, for Perfetto, a counter track per process and device: `{"ph":"C","name":"Memory cpu"`
+///   (or `"Memory cuda:N"`), `pid`, `ts`, `args` {`Total Allocated`}}, one sample per memory event that
+///   gives a total; no `tid`. Counters are derived data: the importer skips them.
 /// - Order: all metadata events, then the CPU intervals in trace::intervals order (each API call's
-///   `s` right after it), then the device ops in trace::device_ops order (each followed by its `f`s).
-///   One event per line.
+///   `s` right after it), then the device ops in trace::device_ops order (each followed by its `f`s), then
+///   the memory instants in trace::memory_events order, then the counter samples by pid, device (cpu
+///   first) and time (equal times in trace::memory_events order). One event per line.
 /// - Top-level `deviceProperties`/`distributedInfo` come from trace::target, and a top-level
 ///   `regionprof` object keeps what Kineto has no place for: {`schema_version`: 1, `target_type`,
 ///   `device_tracing`, `run_wall_times_ns`, `module_types`, `warnings`: [{`code`, `source`, `message`}]}.
@@ -138,7 +147,8 @@ std::vector<memory_row> memory_rows(const Profile& profile);
 ///
 /// Streams: the output is written in chunks of about 1 MiB as it is formatted, never built whole.
 /// Throws std::invalid_argument (before writing anything) when an index in `source` points outside its
-/// table, and std::runtime_error when `out` fails.
+/// table or a memory event breaks its invariants (trace.hpp: the sign of `bytes` for its kind, a device
+/// of -1 or more, a total of 0 or more), and std::runtime_error when `out` fails.
 ///
 /// ```
 /// std::ofstream out("trace.json", std::ios::binary);
