@@ -195,7 +195,7 @@ struct run_result {
 
 /// Rule 21: where a run's and its residual's memory figures are (indices into analysis_result::memory,
 /// or no_memory). Beside run_result, not in it: a profile without memory events keeps 136 bytes a run.
-struct run_memory {
+struct run_memory_indices {
   std::uint32_t run = no_memory;
   std::uint32_t residual = no_memory;
 };
@@ -262,7 +262,7 @@ struct analysis_result {
   /// region_aggregate::memory index it).
   std::vector<memory_figures> memory;
   /// Rule 21: per run, in `runs` order; empty when no run or residual has figures (run_memory_of()).
-  std::vector<run_memory> run_memory;
+  std::vector<run_memory_indices> run_memory;
   /// Rule 20: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
   bool has_region_ops = false;
   /// Rule 20: one entry per `regions` entry, in its order, then the residual's when there are runs.

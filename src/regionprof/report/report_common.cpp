@@ -70,7 +70,7 @@ const memory_figures* shown_memory(const analysis_result& result, std::uint32_t 
 
 bool has_memory(const analysis_result& result) noexcept {
   if (result.memory.empty()) return false;
-  for (const run_memory& run : result.run_memory) {
+  for (const run_memory_indices& run : result.run_memory) {
     if (shown_memory(result, run.run) != nullptr || shown_memory(result, run.residual) != nullptr) return true;
   }
   return std::any_of(result.runs.begin(), result.runs.end(), [&result](const run_result& run) {
@@ -306,16 +306,16 @@ std::optional<run_summary> summarize_runs(const analysis_result& result) {
   if (has_memory(result)) {  // rule 21
     std::vector<const memory_figures*> per_run;
     per_run.reserve(result.runs.size());
-    const auto index = [&result](std::size_t run, std::uint32_t run_memory::*which) {
+    const auto index = [&result](std::size_t run, std::uint32_t run_memory_indices::*which) {
       return run < result.run_memory.size() ? result.run_memory[run].*which : no_memory;
     };
     for (std::size_t run = 0; run < result.runs.size(); ++run) {
-      per_run.push_back(shown_memory(result, index(run, &run_memory::run)));
+      per_run.push_back(shown_memory(result, index(run, &run_memory_indices::run)));
     }
     out.memory = median_memory(per_run);
     per_run.clear();
     for (std::size_t run = 0; run < result.runs.size(); ++run) {
-      per_run.push_back(shown_memory(result, index(run, &run_memory::residual)));
+      per_run.push_back(shown_memory(result, index(run, &run_memory_indices::residual)));
     }
     out.residual_memory = median_memory(per_run);
   }

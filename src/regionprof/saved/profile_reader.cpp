@@ -390,7 +390,8 @@ class reader {
     const json::object& residual = as_object(required_member(object, at, "residual"), residual_at);
     run.residual_cpu_ns = as_ns(required_member(residual, residual_at, "cpu_time_us"), residual_at.member("cpu_time_us"));
     run.residual_device_ns = optional_ns(residual, residual_at, "device_time_us");
-    const run_memory figures{.run = memory(object, at, result), .residual = memory(residual, residual_at, result)};
+    const run_memory_indices figures{.run = memory(object, at, result),
+                                     .residual = memory(residual, residual_at, result)};
     if (figures.run != no_memory || figures.residual != no_memory) {
       result.run_memory.resize(result.runs.size() + 1);  // this run is pushed next (rule 21)
       result.run_memory.back() = figures;
