@@ -103,9 +103,14 @@ class Profile:
         region, statistics flattened as ``cpu_time_us_median``, then ``(residual)`` and ``(run total)`` rows
         from ``run_summary``, as in the Markdown summary), ``"runs"`` (one row per run: timing and
         residual), ``"tree"`` (one row per run and region-tree node, ``path`` joined by ``" > "``),
-        ``"key_averages"`` (one row per view and event) or ``"region_ops"`` (one row per region and op
+        ``"key_averages"`` (one row per view and event), ``"region_ops"`` (one row per region and op
         row: ``region_id``, then the key-average row's columns; the residual's rows have ``region_id``
-        ``"(residual)"``). A job report's tables have a ``rank`` column first, one block of rows per rank.
+        ``"(residual)"``) or ``"memory"`` (docs/design.md, rule 21: one row per run, owner and device:
+        ``run``, ``region`` (a region id, ``"(residual)"`` or ``"(run total)"``, in that order within a run),
+        ``device`` (``"cpu"``, ``"cuda:N"``), ``allocated_bytes``, ``freed_bytes``, ``allocations``, ``frees``
+        (int64) and ``peak_allocated_bytes`` (nullable ``Int64``: ``<NA>`` where there is no peak); no row
+        for an owner without memory figures, so no rows without memory events). A job report's tables have
+        a ``rank`` column first, one block of rows per rank.
 
         ```
         df = regionprof.load("profile.json").to_pandas()
@@ -114,12 +119,14 @@ class Profile:
         """
         if not isinstance(table, str):
             raise TypeError(f"table must be a str, not {type(table).__name__}")
-        if table not in _TABLES:
-            raise ValueError(f"table must be one of {', '.join(map(repr, _TABLES))}, not {table!r}")
+        if table not in _TABLE_NAMES:
+            raise ValueError(f"table must be one of {', '.join(map(repr, _TABLE_NAMES))}, not {table!r}")
         try:
             import pandas
         except ImportError as e:
             raise ImportError("Profile.to_pandas() needs pandas: pip install pandas") from e
+        if table == "memory":
+            return _memory_frame(pandas, self)
         data = self.data
         if isinstance(self, JobProfile):
             rows = [{"rank": rank.get("rank"), **row} for rank in data.get("ranks", [])
@@ -208,6 +215,28 @@ def _region_ops_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
 _TABLES: Dict[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]] = {
     "regions": _regions_table, "summary": _summary_table, "runs": _runs_table, "tree": _tree_table,
     "key_averages": _key_averages_table, "region_ops": _region_ops_table}
+#: Every table to_pandas makes: those of the JSON report's dict, and "memory", from the native rows.
+_TABLE_NAMES = (*_TABLES, "memory")
+
+#: The memory table's columns (a job's have "rank" first), and the dtypes of its numbers (strings keep
+#: pandas' own string dtype).
+_MEMORY_COLUMNS = ("run", "region", "device", "allocated_bytes", "freed_bytes", "allocations", "frees",
+                   "peak_allocated_bytes")
+_MEMORY_DTYPES = {"rank": "int64", "run": "int64", "allocated_bytes": "int64", "freed_bytes": "int64",
+                  "allocations": "int64", "frees": "int64", "peak_allocated_bytes": "Int64"}
+
+
+def _memory_frame(pandas: Any, profile: "Profile") -> Any:
+    """``to_pandas("memory")``: the native rows (regionprof::memory_rows, typed: the JSON text is not
+    parsed), one per run, owner and device."""
+    columns: Tuple[str, ...] = _MEMORY_COLUMNS
+    if isinstance(profile, JobProfile):
+        rows = [(rank, *row) for rank, rank_rows in profile._native.memory_rows() for row in rank_rows]
+        columns = ("rank", *columns)
+    else:
+        rows = profile._native.memory_rows()
+    frame = pandas.DataFrame(rows, columns=list(columns))
+    return frame.astype({name: _MEMORY_DTYPES[name] for name in columns if name in _MEMORY_DTYPES})
 
 
 class JobProfile(Profile):

@@ -3,16 +3,21 @@
 // `regionprof merge`, or by reading a saved job report back (read_job_text: the same join again).
 #include "job.hpp"
 
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "profile_extras.hpp"
 #include "regionprof/job/job.hpp"
 #include "regionprof/model/profile.hpp"
 #include "regionprof/output/output.hpp"
@@ -65,7 +70,17 @@ void define_job_api(nb::module_& m) {
           [](const regionprof::job_report& job, const std::string& path) {
             write_job(job, regionprof::output_format::chrome_trace, path);
           },
-          nb::arg("path"), "Writes the job's Chrome trace to `path` (atomically); OSError naming it.");
+          nb::arg("path"), "Writes the job's Chrome trace to `path` (atomically); OSError naming it.")
+      .def(
+          "memory_rows",
+          [](const regionprof::job_report& job) {
+            std::vector<std::pair<std::uint64_t, std::vector<regionprof::python::memory_tuple>>> ranks;
+            for (const regionprof::job_rank& rank : job.ranks) {
+              ranks.emplace_back(rank.rank, regionprof::python::memory_tuples(rank.profile));
+            }
+            return ranks;
+          },
+          "Per rank, in rank order, (rank, NativeProfile.memory_rows() of its profile).");
   m.def("merge_profiles", &merge_profile_texts, nb::arg("texts"), nb::arg("names"),
         "Joins rank profiles (JSON texts; names[i] names texts[i] in messages) into a job report, as "
         "`regionprof merge` does. Raises ValueError for no profile, RuntimeError naming a bad one.");

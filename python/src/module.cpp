@@ -291,7 +291,11 @@ NB_MODULE(_native, m) {
            nb::arg("path"))
       .def("memory_events", &memory_events_of,
            "The trace's memory events (docs/design.md, rule 21), in trace order: (time_ns, bytes, total_allocated "
-           "or None, thread id, device key 'cpu' or 'cuda:N', kind 'allocation', 'free' or 'out_of_memory').");
+           "or None, thread id, device key 'cpu' or 'cuda:N', kind 'allocation', 'free' or 'out_of_memory').")
+      .def("memory_rows", &regionprof::python::memory_tuples,
+           "The memory table (docs/design.md, rule 21): (run_index, owner, device, allocated_bytes, freed_bytes, "
+           "allocations, frees, peak_allocated_bytes or None) per run, owner (regions in run order, (residual), "
+           "(run total)) and device.");
 
   m.def("profile", &run_profile, nb::arg("workload"), nb::arg("options"), nb::arg("caller"),
         "regionprof::profile over a Python callable (called with no arguments, GIL held) with the keyword "

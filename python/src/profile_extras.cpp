@@ -1,5 +1,5 @@
 // expand_output_path for Python: the one expansion of output path placeholders (process_identity.hpp,
-// window.hpp), so Python's paths name the files the native writers write.
+// window.hpp), so Python's paths name the files the native writers write; the memory table's rows.
 #include "profile_extras.hpp"
 
 #include <nanobind/stl/optional.h>
@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "regionprof/analysis/window.hpp"
+#include "regionprof/report/report.hpp"
 #include "regionprof/trace/process_identity.hpp"
 
 namespace nb = nanobind;
@@ -23,6 +25,17 @@ std::string output_path_here(const std::string& pattern, std::optional<std::uint
   identity.process_count = process_count;
   return window ? regionprof::window_output_path(pattern, identity, *window)
                 : regionprof::expand_output_path(pattern, identity);
+}
+
+std::vector<memory_tuple> memory_tuples(const regionprof::Profile& profile) {
+  std::vector<memory_tuple> rows;
+  for (const regionprof::memory_row& row : regionprof::memory_rows(profile)) {
+    const regionprof::device_memory& figures = row.figures;
+    rows.emplace_back(row.run_index, std::string(row.owner), regionprof::memory_device_key(figures.device),
+                      figures.allocated_bytes, figures.freed_bytes, figures.allocations, figures.frees,
+                      figures.peak_allocated_bytes);
+  }
+  return rows;
 }
 
 void add_profile_extras(nb::module_& m) {

@@ -174,6 +174,90 @@ def test_to_pandas_summary_ends_with_the_residual_and_run_total_rows_of_the_mark
     assert "device_time_us_median" not in summary.columns  # CPU only: no device column
 
 
+# docs/design.md, rule 21: a saved profile with memory figures (as tests/support/report_fixtures.hpp's
+# memory_result, bytes and counts by hand), read back: regions + residual = run for each sum.
+_MEMORY_PROFILE = {
+    "schema_version": 1,
+    "runs": [
+        {"run_index": 0, "timing": {"wall_time_us": 1500.0, "cpu_time_us": 1234.567},
+         "regions": [
+             {"region_id": "aot_module:encoder", "calls": 2, "cpu_time_us": 600.0,
+              "memory": {"cpu": {"allocated_bytes": 4096, "freed_bytes": 1024, "allocations": 2, "frees": 1,
+                                 "peak_allocated_bytes": 8192},
+                         "cuda:0": {"allocated_bytes": 1048576, "freed_bytes": 0, "allocations": 1, "frees": 0,
+                                    "peak_allocated_bytes": 3145728}}},
+             {"region_id": "untuned_module:head", "calls": 1, "cpu_time_us": 34.567,
+              "memory": {"cuda:0": {"allocated_bytes": 512, "freed_bytes": 512, "allocations": 1, "frees": 1}}}],
+         "residual": {"cpu_time_us": 600.0,
+                      "memory": {"cpu": {"allocated_bytes": 100, "freed_bytes": 0, "allocations": 1, "frees": 0}}},
+         "memory": {"cpu": {"allocated_bytes": 4196, "freed_bytes": 1024, "allocations": 3, "frees": 1,
+                            "peak_allocated_bytes": 9000},
+                    "cuda:0": {"allocated_bytes": 1049088, "freed_bytes": 512, "allocations": 2, "frees": 1,
+                               "peak_allocated_bytes": 3145728}}},
+        {"run_index": 1, "timing": {"wall_time_us": 1.0, "cpu_time_us": 0.0},
+         "regions": [
+             {"region_id": "aot_module:encoder", "calls": 1, "cpu_time_us": 0.0,
+              "memory": {"cpu": {"allocated_bytes": 2048, "freed_bytes": 2048, "allocations": 1, "frees": 1,
+                                 "peak_allocated_bytes": 6144}}}],
+         "residual": {"cpu_time_us": 0.0},
+         "memory": {"cpu": {"allocated_bytes": 2048, "freed_bytes": 2048, "allocations": 1, "frees": 1,
+                            "peak_allocated_bytes": 6144}}}]}
+
+_MEMORY_ROWS = [  # run, region, device, allocated, freed, allocations, frees, peak
+    (0, "aot_module:encoder", "cpu", 4096, 1024, 2, 1, 8192),
+    (0, "aot_module:encoder", "cuda:0", 1048576, 0, 1, 0, 3145728),
+    (0, "untuned_module:head", "cuda:0", 512, 512, 1, 1, None),
+    (0, "(residual)", "cpu", 100, 0, 1, 0, None),
+    (0, "(run total)", "cpu", 4196, 1024, 3, 1, 9000),
+    (0, "(run total)", "cuda:0", 1049088, 512, 2, 1, 3145728),
+    (1, "aot_module:encoder", "cpu", 2048, 2048, 1, 1, 6144),
+    (1, "(run total)", "cpu", 2048, 2048, 1, 1, 6144)]
+
+
+def _rows(frame: Any) -> list:
+    """The frame's rows as tuples, pandas' missing value as None."""
+    import pandas
+    return [tuple(None if value is pandas.NA else value for value in row) for row in frame.itertuples(index=False)]
+
+
+def test_to_pandas_memory_one_row_per_run_owner_and_device(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    path = tmp_path / "memory.json"
+    path.write_text(json.dumps(_MEMORY_PROFILE))
+    q = regionprof.load(path)
+    # The figures read back and written again as the file had them.
+    assert [run["memory"] for run in q.data["runs"]] == [run["memory"] for run in _MEMORY_PROFILE["runs"]]
+    assert q.data["runs"][0]["regions"][1]["memory"] == _MEMORY_PROFILE["runs"][0]["regions"][1]["memory"]
+    assert "## Memory" in q.markdown()
+    memory = q.to_pandas("memory")
+    assert list(memory.columns) == ["run", "region", "device", "allocated_bytes", "freed_bytes", "allocations",
+                                    "frees", "peak_allocated_bytes"]
+    assert _rows(memory) == _MEMORY_ROWS
+    assert str(memory["allocated_bytes"].dtype) == "int64" and str(memory["peak_allocated_bytes"].dtype) == "Int64"
+    # Regions + residual = run, per run, device and sum.
+    for sum_column in ("allocated_bytes", "freed_bytes", "allocations", "frees"):
+        owners = memory[memory["region"] != "(run total)"].groupby(["run", "device"])[sum_column].sum()
+        totals = memory[memory["region"] == "(run total)"].set_index(["run", "device"])[sum_column]
+        assert owners.sort_index().tolist() == totals.sort_index().tolist()
+    # A job of two ranks: the same rows per rank, "rank" first.
+    job = regionprof.distributed.merge_texts([q.json(), q.json()], ["r0.json", "r1.json"])
+    rows = job.to_pandas("memory")
+    assert list(rows.columns[:2]) == ["rank", "run"]
+    assert _rows(rows) == [(rank, *row) for rank in (0, 1) for row in _MEMORY_ROWS]
+    assert isinstance(rows, pandas.DataFrame)
+
+
+def test_to_pandas_memory_is_empty_without_memory_events(saved: tuple) -> None:
+    pytest.importorskip("pandas")
+    p, path = saved
+    for profile in (p, regionprof.load(path)):
+        memory = profile.to_pandas("memory")
+        assert memory.empty
+        assert list(memory.columns) == ["run", "region", "device", "allocated_bytes", "freed_bytes", "allocations",
+                                        "frees", "peak_allocated_bytes"]
+    assert '"memory":' not in path.read_text()
+
+
 def test_to_pandas_without_pandas_says_what_to_install(saved: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     p, _ = saved
     real_import = builtins.__import__

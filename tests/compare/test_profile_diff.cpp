@@ -1,11 +1,13 @@
 // diff_profiles: verdicts, the gate and presence on hand-made profiles (docs/cli.md, "Verdicts").
 #include <cmath>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/compare/profile_diff.hpp"
+#include "regionprof/report/report.hpp"
 #include "support/report_fixtures.hpp"
 
 using namespace regionprof;
@@ -33,9 +35,9 @@ named_profile profile_of(const std::string& id, const std::vector<double>& cpu_u
   return named(id + ".json", std::move(result));
 }
 
-/// A 5-run profile with region `r:a` at a_us[i] (run total a_us[i] + 100 us) and the tree paths
-/// `r:a` (a_us[i]) and `r:a > <child>` (us[i]; absent where negative) for each child.
-named_profile tree_profile(const std::string& file, const std::vector<double>& a_us,
+/// A 5-run profile with region `r:a` at a_values[i] (run total a_values[i] + 100 us) and the tree paths
+/// `r:a` (a_values[i]) and `r:a > <child>` (us[i]; absent where negative) for each child.
+named_profile tree_profile(const std::string& file, const std::vector<double>& a_values,
                            const std::vector<std::pair<std::string, std::vector<double>>>& children) {
   analysis_result result;
   result.regions.push_back({"r:a", "a", "r", "-"});
@@ -43,13 +45,13 @@ named_profile tree_profile(const std::string& file, const std::vector<double>& a
   for (const auto& [child, us] : children) result.tree_regions.push_back({child, "", "", "-"});
   result.has_region_tree = true;
   const auto ns = [](double us) { return static_cast<std::int64_t>(std::llround(us * 1000.0)); };
-  for (std::size_t i = 0; i < a_us.size(); ++i) {
+  for (std::size_t i = 0; i < a_values.size(); ++i) {
     run_result run;
     run.run_index = i;
-    run.cpu_time_ns = run.wall_time_ns = ns(a_us[i]) + 100'000;
-    run.regions.push_back({0, 1, ns(a_us[i]), std::nullopt, std::nullopt});
+    run.cpu_time_ns = run.wall_time_ns = ns(a_values[i]) + 100'000;
+    run.regions.push_back({0, 1, ns(a_values[i]), std::nullopt, std::nullopt});
     run.residual_cpu_ns = 100'000;
-    run.tree.push_back({0, tree_node::no_parent, 0, 1, ns(a_us[i]), ns(a_us[i]), std::nullopt, std::nullopt});
+    run.tree.push_back({0, tree_node::no_parent, 0, 1, ns(a_values[i]), ns(a_values[i]), std::nullopt, std::nullopt});
     for (std::size_t c = 0; c < children.size(); ++c) {
       const std::vector<double>& us = children[c].second;
       if (us[i] < 0) continue;
@@ -72,6 +74,34 @@ profile_diff tree_diff_of_two_profiles() {
 }
 
 const diff_entry& region_cpu(const profile_diff& diff) { return diff.regions.at(0).domains.at(0); }
+
+/// A profile whose run i has region `r:a` at 100 us CPU time and on the CPU allocated_bytes 512 (one
+/// allocation) and peak_allocated_bytes peaks[i] (rule 21).
+named_profile memory_profile(const std::string& file, const std::vector<std::int64_t>& peaks) {
+  analysis_result result;
+  result.regions.push_back({"r:a", "a", "r", "-"});
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    run_result run;
+    run.run_index = i;
+    run.cpu_time_ns = run.wall_time_ns = 200'000;
+    region_aggregate region{0, 1, 100'000, std::nullopt, std::nullopt};
+    region.memory = static_cast<std::uint32_t>(result.memory.size());
+    result.memory.push_back({device_memory{cpu_memory, 512, 0, 1, 0, peaks[i]}});
+    run.regions.push_back(region);
+    run.residual_cpu_ns = 100'000;
+    result.runs.push_back(run);
+  }
+  return named(file, std::move(result));
+}
+
+/// The entry of `domain` of the diff's first region.
+const diff_entry& region_domain(const profile_diff& diff, const std::string& domain) {
+  for (const diff_entry& entry : diff.regions.at(0).domains) {
+    if (entry.domain == domain) return entry;
+  }
+  BOOST_FAIL("no domain " + domain);
+  return diff.regions.at(0).domains.at(0);
+}
 
 /// One side: per process, a profile of r:x with runs {m - 1, m, m + 1} (median m, run totals m + 100).
 std::vector<named_profile> processes_of(const std::vector<double>& medians) {
@@ -104,9 +134,9 @@ BOOST_AUTO_TEST_CASE(slower_beyond_and_within_the_gate) {
   const diff_entry& cpu = region_cpu(diff);
   BOOST_TEST(cpu.exact);
   BOOST_TEST(cpu.p_value == 2.0 / 252.0, tt::tolerance(1e-12));
-  BOOST_TEST(cpu.a_median_us == 12.0);
-  BOOST_TEST(cpu.b_median_us == 22.0);
-  BOOST_TEST(cpu.change_us == 10.0);
+  BOOST_TEST(cpu.a_median == 12.0);
+  BOOST_TEST(cpu.b_median == 22.0);
+  BOOST_TEST(cpu.change == 10.0);
   BOOST_TEST(*cpu.change_pct == 1000.0 / 12.0, tt::tolerance(1e-12));
   BOOST_TEST(cpu.verdict == diff_verdict::slower);
   BOOST_TEST(cpu.gate_failed);
@@ -175,9 +205,9 @@ BOOST_AUTO_TEST_CASE(tree_paths_are_compared_depth_first_and_not_gated) {
   // r:a: 120 -> 220 us, +100 us = +83.33 %; every B above every A: exact p = 2 / C(10, 5) = 2 / 252.
   const diff_entry& top = diff.tree[0].domains[0];
   BOOST_TEST(top.domain == "cpu_time_us");
-  BOOST_TEST(top.a_median_us == 120.0);
-  BOOST_TEST(top.b_median_us == 220.0);
-  BOOST_TEST(top.change_us == 100.0);
+  BOOST_TEST(top.a_median == 120.0);
+  BOOST_TEST(top.b_median == 220.0);
+  BOOST_TEST(top.change == 100.0);
   BOOST_TEST(*top.change_pct == 100.0 * 100.0 / 120.0, tt::tolerance(1e-12));
   BOOST_TEST(top.exact);
   BOOST_TEST(top.p_value == 2.0 / 252.0, tt::tolerance(1e-9));
@@ -187,16 +217,16 @@ BOOST_AUTO_TEST_CASE(tree_paths_are_compared_depth_first_and_not_gated) {
   BOOST_TEST(diff.regions.at(0).domains.at(0).gate_failed);
 
   // r:a > r:c: the same values in both: unchanged.
-  BOOST_TEST(diff.tree[1].domains[0].a_median_us == 52.0);
-  BOOST_TEST(diff.tree[1].domains[0].change_us == 0.0);
+  BOOST_TEST(diff.tree[1].domains[0].a_median == 52.0);
+  BOOST_TEST(diff.tree[1].domains[0].change == 0.0);
   BOOST_TEST(diff.tree[1].domains[0].verdict == diff_verdict::unchanged);
 
   // r:a > r:old: A {10, 10, 10, 0, 0} (median 10) against B's five 0s: -10 us = -100 %. Ties: ranks
   // 0 x 7 -> 4, 10 x 3 -> 9; U_A = 3 * 9 + 2 * 4 - 15 = 20; sigma^2 = 25 / 12 (11 - (336 + 24) / 90) =
   // 175 / 12; z = (20 - 12.5 - 0.5) / 3.81881 = 1.83303; p = 2 (1 - Phi(z)) = 0.06680: within noise.
   const diff_entry& old = diff.tree[2].domains[0];
-  BOOST_TEST(old.a_median_us == 10.0);
-  BOOST_TEST(old.b_median_us == 0.0);
+  BOOST_TEST(old.a_median == 10.0);
+  BOOST_TEST(old.b_median == 0.0);
   BOOST_TEST(*old.change_pct == -100.0);
   BOOST_TEST(!old.exact);
   BOOST_TEST(old.p_value == 0.06680, tt::tolerance(1e-3));
@@ -205,7 +235,7 @@ BOOST_AUTO_TEST_CASE(tree_paths_are_compared_depth_first_and_not_gated) {
   // r:a > r:new: 0 -> 5 us (no %); U_B = 25, sigma^2 = 25 / 12 (11 - 240 / 90) = 625 / 36,
   // z = 12 / 4.16667 = 2.88, p = 2 (1 - Phi(2.88)) = 0.003976: slower, never gated.
   const diff_entry& added = diff.tree[3].domains[0];
-  BOOST_TEST(added.b_median_us == 5.0);
+  BOOST_TEST(added.b_median == 5.0);
   BOOST_TEST(!added.change_pct.has_value());
   BOOST_TEST(added.p_value == 0.003976, tt::tolerance(1e-3));
   BOOST_TEST(added.verdict == diff_verdict::slower);
@@ -260,11 +290,11 @@ BOOST_AUTO_TEST_CASE(several_processes_a_side_test_per_process_medians_with_holm
   BOOST_TEST(diff.a_profiles.size() == 3u);
   BOOST_TEST(diff.gated_entries == 3u);
   const diff_entry& cpu = region_cpu(diff);
-  BOOST_TEST(cpu.a_process_medians_us == (std::vector<double>{100, 110, 120}));
-  BOOST_TEST(cpu.a_us.size() == 9u);  // every run, processes in order
-  BOOST_TEST(cpu.a_median_us == 110.0);  // the median of the process medians
-  BOOST_TEST(cpu.b_median_us == 220.0);
-  BOOST_TEST(cpu.a_mad_us == 10.0);
+  BOOST_TEST(cpu.a_process_medians == (std::vector<double>{100, 110, 120}));
+  BOOST_TEST(cpu.a_values.size() == 9u);  // every run, processes in order
+  BOOST_TEST(cpu.a_median == 110.0);  // the median of the process medians
+  BOOST_TEST(cpu.b_median == 220.0);
+  BOOST_TEST(cpu.a_mad == 10.0);
   BOOST_TEST(*cpu.change_pct == 100.0, tt::tolerance(1e-12));
   BOOST_TEST(cpu.p_value == 0.00074098, tt::tolerance(1e-4));
   BOOST_TEST(diff.run_totals[0].p_value == 0.00075579, tt::tolerance(1e-4));
@@ -318,7 +348,7 @@ BOOST_AUTO_TEST_CASE(one_process_per_side_in_every_view) {
   BOOST_TEST_REQUIRE(diff.warnings.size() == 1u);
   BOOST_TEST(diff.warnings[0].message.starts_with("A has 1 process and B 3: "), diff.warnings[0].message);
   BOOST_TEST(diff.warnings[0].message.find("--processes") != std::string::npos);
-  BOOST_TEST(region_cpu(diff).b_us.size() == 9u);
+  BOOST_TEST(region_cpu(diff).b_values.size() == 9u);
 
   const report_test::json::value json = report_test::parse(to_json(diff));
   BOOST_TEST(report_test::str(json.at("test")) == "mann_whitney_u_runs");
@@ -341,6 +371,54 @@ BOOST_AUTO_TEST_CASE(one_process_per_side_in_every_view) {
   BOOST_TEST(tj.at("regions").at(0).at("domains").at("cpu_time_us").at("a_process_medians").as_array().size() == 3u);
   BOOST_TEST(to_markdown(three).find("Holm-adjusted over the 3 gated entries") != std::string::npos);
   BOOST_TEST(to_markdown(three).find("## Warnings\n\nNone.\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_regions_peak_memory_is_compared_per_device_and_gated) {
+  // Peaks 1000..1004 against 2000..2004: B's median 2002 is 99.8 % above A's 1002, exact U p = 2 / 252.
+  const named_profile a = memory_profile("a.json", {1000, 1001, 1002, 1003, 1004});
+  const named_profile b = memory_profile("b.json", {2000, 2001, 2002, 2003, 2004});
+  const profile_diff gated = diff_profiles(a, b, {.alpha = 0.01, .fail_if_more_memory = 10.0});
+  const diff_entry& peak = region_domain(gated, "peak_allocated_bytes:cpu");
+  BOOST_TEST(peak.a_median == 1002.0);
+  BOOST_TEST(peak.b_median == 2002.0);
+  BOOST_TEST(peak.change == 1000.0);
+  BOOST_TEST(*peak.change_pct == 100.0 * 1000.0 / 1002.0, tt::tolerance(1e-12));
+  BOOST_TEST(peak.p_value == 2.0 / 252.0, tt::tolerance(1e-9));
+  BOOST_TEST(to_string(peak.verdict) == "more");
+  BOOST_TEST(peak.gate_failed);
+  const diff_entry& allocated = region_domain(gated, "allocated_bytes:cpu");
+  BOOST_TEST(to_string(allocated.verdict) == "unchanged");
+  BOOST_TEST(!allocated.gate_failed);
+  BOOST_TEST(gated.gated_memory_entries == 1u);
+  BOOST_TEST(gated.memory_gate_failed);
+  BOOST_TEST(!gated.time_gate_failed);
+  BOOST_TEST(gated.gate_failed);
+  const std::string markdown = to_markdown(gated);
+  BOOST_TEST(markdown.find("## Memory") != std::string::npos, markdown);
+  const std::size_t row = markdown.find("| `r:a` | peak_allocated_bytes:cpu |");
+  BOOST_TEST_REQUIRE(row != std::string::npos, markdown);
+  const std::string line = markdown.substr(row, markdown.find('\n', row) - row);
+  BOOST_TEST(line.find(" 1002.000 | ") != std::string::npos, line);
+  BOOST_TEST(line.find(" +1000.000 | ") != std::string::npos, line);
+  BOOST_TEST(line.find("| more (gate) |") != std::string::npos, line);
+  BOOST_TEST(markdown.find("- Memory gate: a region's peak more by more than 10.00 % with p < alpha (1 gated "
+                           "entries): FAILED") != std::string::npos,
+             markdown);
+  BOOST_TEST(to_json(gated).find("\"fail_if_more_memory_pct\": 10") != std::string::npos);
+
+  // A gate above the change passes; no gate: the verdict alone, nothing gated, and the time gate's
+  // family is the same as without memory.
+  BOOST_TEST(!diff_profiles(a, b, {.alpha = 0.01, .fail_if_more_memory = 150.0}).gate_failed);
+  const profile_diff plain = diff_profiles(a, b, {.alpha = 0.01, .fail_if_slower = 5.0});
+  BOOST_TEST(to_string(region_domain(plain, "peak_allocated_bytes:cpu").verdict) == "more");
+  BOOST_TEST(!region_domain(plain, "peak_allocated_bytes:cpu").gate_failed);
+  BOOST_TEST(plain.gated_memory_entries == 0u);
+  BOOST_TEST(plain.gated_entries == 3u);  // wall, cpu totals and r:a's cpu_time (all non-zero)
+  BOOST_TEST(!plain.gate_failed);
+  // Less memory is `less`, never a failure.
+  const profile_diff shrunk = diff_profiles(b, a, {.alpha = 0.01, .fail_if_more_memory = 10.0});
+  BOOST_TEST(to_string(region_domain(shrunk, "peak_allocated_bytes:cpu").verdict) == "less");
+  BOOST_TEST(!shrunk.gate_failed);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,10 @@
 // The JSON report (docs/report-schema.md, schema_version 1), parsed back and compared field by field.
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -418,6 +420,151 @@ BOOST_AUTO_TEST_CASE(region_ops_entries_and_rows) {
                           return std::string(e.what()).find("region_ops has an entry for region index 7") !=
                                  std::string::npos;
                         });
+}
+
+namespace {
+
+/// The keys and integer values of one device's figures in a run (`peak` absent: no key).
+void check_device_figures(const json::object& figures, std::uint64_t allocated, std::uint64_t freed,
+                          std::uint64_t allocations, std::uint64_t frees, std::optional<std::int64_t> peak) {
+  std::vector<std::string> expected{"allocated_bytes", "freed_bytes", "allocations", "frees"};
+  if (peak) expected.push_back("peak_allocated_bytes");
+  BOOST_TEST(keys(figures) == expected, boost::test_tools::per_element());
+  for (const auto& member : figures) BOOST_TEST(member.value().is_int64(), member.key() << " is an integer");
+  BOOST_TEST(figures.at("allocated_bytes").to_number<std::uint64_t>() == allocated);
+  BOOST_TEST(figures.at("freed_bytes").to_number<std::uint64_t>() == freed);
+  BOOST_TEST(figures.at("allocations").to_number<std::uint64_t>() == allocations);
+  BOOST_TEST(figures.at("frees").to_number<std::uint64_t>() == frees);
+  if (peak) BOOST_TEST(figures.at("peak_allocated_bytes").to_number<std::int64_t>() == *peak);
+}
+
+/// The keys and values of one device's medians in a summary: doubles, whole or not.
+void check_device_medians(const json::object& figures, double allocated, double freed, double allocations,
+                          double frees, std::optional<double> peak) {
+  std::vector<std::string> expected{"allocated_bytes", "freed_bytes", "allocations", "frees"};
+  if (peak) expected.push_back("peak_allocated_bytes");
+  BOOST_TEST(keys(figures) == expected, boost::test_tools::per_element());
+  for (const auto& member : figures) BOOST_TEST(member.value().is_double(), member.key() << " is a double");
+  BOOST_TEST(num(figures.at("allocated_bytes")) == allocated);
+  BOOST_TEST(num(figures.at("freed_bytes")) == freed);
+  BOOST_TEST(num(figures.at("allocations")) == allocations);
+  BOOST_TEST(num(figures.at("frees")) == frees);
+  if (peak) BOOST_TEST(num(figures.at("peak_allocated_bytes")) == *peak);
+}
+
+}  // namespace
+
+// docs/design.md, rule 21: `memory` of runs, residuals and regions, keyed by device in ascending order,
+// integers as the analysis counted them; absent where an owner has no figures (report_fixtures.hpp,
+// memory_result, for the values).
+BOOST_AUTO_TEST_CASE(memory_of_runs_residuals_and_regions) {
+  const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), memory_result()));
+  BOOST_TEST(text.find("\"allocated_bytes\": 1049088,") != std::string::npos);  // an integer in the text
+  const json::array runs = parse(text).at("runs").as_array();
+  BOOST_TEST_REQUIRE(runs.size() == 2u);
+  const json::object& run0 = runs[0].as_object();
+  BOOST_TEST(keys(run0) == (std::vector<std::string>{"run_index", "timing", "regions", "residual", "memory"}),
+             boost::test_tools::per_element());
+  const json::object& memory0 = run0.at("memory").as_object();
+  BOOST_TEST(keys(memory0) == (std::vector<std::string>{"cpu", "cuda:0"}), boost::test_tools::per_element());
+  check_device_figures(memory0.at("cpu").as_object(), 4196, 1024, 3, 1, 9000);
+  check_device_figures(memory0.at("cuda:0").as_object(), 1049088, 512, 2, 1, 3145728);
+
+  const json::object& encoder = run0.at("regions").at(0).as_object();
+  BOOST_TEST(keys(encoder).back() == "memory");
+  BOOST_TEST(keys(encoder.at("memory").as_object()) == (std::vector<std::string>{"cpu", "cuda:0"}),
+             boost::test_tools::per_element());
+  check_device_figures(encoder.at("memory").at("cpu").as_object(), 4096, 1024, 2, 1, 8192);
+  check_device_figures(encoder.at("memory").at("cuda:0").as_object(), 1048576, 0, 1, 0, 3145728);
+  const json::object& head = run0.at("regions").at(1).as_object();
+  BOOST_TEST(keys(head.at("memory").as_object()) == (std::vector<std::string>{"cuda:0"}),
+             boost::test_tools::per_element());
+  check_device_figures(head.at("memory").at("cuda:0").as_object(), 512, 512, 1, 1, std::nullopt);
+  const json::object& residual0 = run0.at("residual").as_object();
+  BOOST_TEST(keys(residual0).back() == "memory");
+  check_device_figures(residual0.at("memory").at("cpu").as_object(), 100, 0, 1, 0, std::nullopt);
+
+  // Run 1: the residual has no figures, so no `memory` key; the run's and its encoder's are one entry.
+  const json::object& run1 = runs[1].as_object();
+  BOOST_TEST(!run1.at("residual").as_object().contains("memory"));
+  check_device_figures(run1.at("memory").at("cpu").as_object(), 2048, 2048, 1, 1, 6144);
+  check_device_figures(run1.at("regions").at(0).at("memory").at("cpu").as_object(), 2048, 2048, 1, 1, 6144);
+
+  // Four sums: regions + residual = run, per device (the fixture's invariant, as the analysis's).
+  for (const char* sum : {"allocated_bytes", "freed_bytes", "allocations", "frees"}) {
+    const auto figure = [sum](const json::object& owner, const char* device) {
+      return owner.at("memory").at(device).at(sum).as_int64();
+    };
+    BOOST_TEST(figure(encoder, "cpu") + figure(residual0, "cpu") == figure(run0, "cpu"));
+    BOOST_TEST(figure(encoder, "cuda:0") + figure(head, "cuda:0") == figure(run0, "cuda:0"));
+  }
+
+  // No figures, or an index to an empty list: no `memory` anywhere, the text as before.
+  BOOST_TEST(to_json(Profile(trace{}, analysis_options{}, fixed_context(), device_result())).find("memory") ==
+             std::string::npos);
+  analysis_result empty = device_result();
+  empty.memory = {{}};
+  empty.runs[0].memory = empty.runs[0].residual_memory = empty.runs[0].regions[0].memory = 0;
+  BOOST_TEST(to_json(Profile(trace{}, analysis_options{}, fixed_context(), empty)) ==
+             to_json(Profile(trace{}, analysis_options{}, fixed_context(), device_result())));
+}
+
+// Rule 21 in region_summary and run_summary: per device the median over all runs of each sum (a run
+// without the region, or without an event on the device, counting as 0, as the times do), the peak's
+// median over the runs that have one; doubles, the mean of the two middle values for an even count.
+BOOST_AUTO_TEST_CASE(memory_medians_in_the_summaries) {
+  const json::object report = report_of(memory_result());
+  const json::array& summary = report.at("region_summary").as_array();
+  BOOST_TEST_REQUIRE(summary.size() == 2u);
+  const json::object& encoder = summary[0].as_object();
+  BOOST_TEST(keys(encoder).back() == "memory");
+  BOOST_TEST(keys(encoder.at("memory").as_object()) == (std::vector<std::string>{"cpu", "cuda:0"}),
+             boost::test_tools::per_element());
+  // cpu: allocated {4096, 2048}, freed {1024, 2048}, allocations {2, 1}, frees {1, 1}, peaks {8192, 6144}.
+  check_device_medians(encoder.at("memory").at("cpu").as_object(), 3072, 1536, 1.5, 1, 7168);
+  // cuda:0 only in run 0: {1048576, 0}, {0, 0}, {1, 0}, {0, 0}; the peak of run 0 alone.
+  check_device_medians(encoder.at("memory").at("cuda:0").as_object(), 524288, 0, 0.5, 0, 3145728);
+  // head: run 1 lacks the region: {512, 0}, {512, 0}, {1, 0}, {1, 0}; no peak in any run.
+  check_device_medians(summary[1].at("memory").at("cuda:0").as_object(), 256, 256, 0.5, 0.5, std::nullopt);
+
+  const json::object& runs = report.at("run_summary").as_object();
+  BOOST_TEST(keys(runs) == (std::vector<std::string>{"runs", "wall_time_us", "cpu_time_us", "device_time_us",
+                                                     "device_busy_us", "device_span_us", "residual_cpu_time_us",
+                                                     "residual_device_time_us", "memory", "residual_memory"}),
+             boost::test_tools::per_element());
+  // cpu {4196, 2048}, {1024, 2048}, {3, 1}, {1, 1}, peaks {9000, 6144}; cuda:0 in run 0 only.
+  check_device_medians(runs.at("memory").at("cpu").as_object(), 3122, 1536, 2, 1, 7572);
+  check_device_medians(runs.at("memory").at("cuda:0").as_object(), 524544, 256, 1, 0.5, 3145728);
+  // The residuals: cpu {100, 0}, {0, 0}, {1, 0}, {0, 0}; never a peak.
+  BOOST_TEST(keys(runs.at("residual_memory").as_object()) == (std::vector<std::string>{"cpu"}),
+             boost::test_tools::per_element());
+  check_device_medians(runs.at("residual_memory").at("cpu").as_object(), 50, 0, 0.5, 0, std::nullopt);
+
+  // Without figures: no `memory` in either summary.
+  const json::object plain = report_of(device_result());
+  BOOST_TEST(!plain.at("region_summary").at(0).as_object().contains("memory"));
+  BOOST_TEST(!plain.at("run_summary").as_object().contains("memory"));
+  BOOST_TEST(!plain.at("run_summary").as_object().contains("residual_memory"));
+}
+
+// memory_rows (report.hpp), the rows of Python's to_pandas("memory"): per run its regions in order, the
+// residual, the run total, each owner's devices ascending; none for an owner without figures.
+BOOST_AUTO_TEST_CASE(memory_rows_per_run_owner_and_device) {
+  const Profile profile(trace{}, analysis_options{}, fixed_context(), memory_result());
+  const std::vector<memory_row> rows = memory_rows(profile);
+  std::vector<std::string> shown;
+  for (const memory_row& row : rows) {
+    shown.push_back(std::to_string(row.run_index) + " " + std::string(row.owner) + " " +
+                    memory_device_key(row.figures.device) + " " + std::to_string(row.figures.allocated_bytes));
+  }
+  BOOST_TEST(shown == (std::vector<std::string>{"0 aot_module:encoder cpu 4096", "0 aot_module:encoder cuda:0 1048576",
+                                                "0 untuned_module:head cuda:0 512", "0 (residual) cpu 100",
+                                                "0 (run total) cpu 4196", "0 (run total) cuda:0 1049088",
+                                                "1 aot_module:encoder cpu 2048", "1 (run total) cpu 2048"}),
+             boost::test_tools::per_element());
+  BOOST_TEST((rows[1].figures == memory_result().memory[1][1]));
+  BOOST_TEST(!rows[2].figures.peak_allocated_bytes.has_value());
+  BOOST_TEST(memory_rows(Profile(trace{}, analysis_options{}, fixed_context(), device_result())).empty());
 }
 
 BOOST_AUTO_TEST_CASE(empty_analysis_is_a_valid_report) {

@@ -1,4 +1,5 @@
 // The Markdown report: sections, a residual row per run, the expected numbers, terminal hygiene.
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -142,6 +143,76 @@ BOOST_AUTO_TEST_CASE(ops_per_region_show_the_first_five_rows_of_each_region) {
 
   const std::string without = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), device_result()));
   BOOST_TEST(without.find("## Ops per region") == std::string::npos);
+}
+
+// docs/design.md, rule 21: `## Memory` after the summary, per region, the residual and the run total one
+// row per device with the summaries' medians (report_fixtures.hpp, memory_result), bytes in binary units;
+// nothing without memory figures.
+BOOST_AUTO_TEST_CASE(memory_section_shows_the_medians_per_device) {
+  const std::string text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), memory_result()));
+  BOOST_TEST_MESSAGE(text);
+  const std::size_t at = text.find("\n## Memory\n");
+  BOOST_TEST_REQUIRE(at != std::string::npos);
+  BOOST_TEST(text.find("\n## Summary\n") < at);
+  BOOST_TEST(at < text.find("\n## Runs\n"));
+  const std::string section = text.substr(at, text.find("\n## Runs\n") - at);
+  using row = std::vector<std::string>;
+  const auto heading = rows_starting_with(section, "region");
+  BOOST_TEST_REQUIRE(heading.size() == 1u);
+  BOOST_TEST(heading[0] == (row{"region", "device", "median allocated", "median freed", "median allocations",
+                                "median frees", "median peak"}),
+             boost::test_tools::per_element());
+  const auto encoder = rows_starting_with(section, "`aot_module:encoder`");
+  BOOST_TEST_REQUIRE(encoder.size() == 2u);
+  // cpu: allocated {4096, 2048} -> 3072 B, freed {1024, 2048} -> 1536 B, allocations {2, 1}, frees {1, 1},
+  // peaks {8192, 6144} -> 7168 B.
+  BOOST_TEST(encoder[0] == (row{"`aot_module:encoder`", "cpu", "3.00 KiB", "1.50 KiB", "1.5", "1", "7.00 KiB"}),
+             boost::test_tools::per_element());
+  // cuda:0 in run 0 only: {1048576, 0} -> 512 KiB; the peak of run 0 alone, 3 MiB.
+  BOOST_TEST(encoder[1] == (row{"`aot_module:encoder`", "cuda:0", "512.00 KiB", "0 B", "0.5", "0", "3.00 MiB"}),
+             boost::test_tools::per_element());
+  const auto head = rows_starting_with(section, "`untuned_module:head`");
+  BOOST_TEST_REQUIRE(head.size() == 1u);
+  BOOST_TEST(head[0] == (row{"`untuned_module:head`", "cuda:0", "256 B", "256 B", "0.5", "0.5", "-"}),
+             boost::test_tools::per_element());
+  const auto residual = rows_starting_with(section, "(residual)");
+  BOOST_TEST_REQUIRE(residual.size() == 1u);
+  BOOST_TEST(residual[0] == (row{"(residual)", "cpu", "50 B", "0 B", "0.5", "0", "-"}),
+             boost::test_tools::per_element());
+  const auto total = rows_starting_with(section, "(run total)");
+  BOOST_TEST_REQUIRE(total.size() == 2u);
+  // cpu {4196, 2048} -> 3122 B = 3.05 KiB, peaks {9000, 6144} -> 7572 B = 7.39 KiB; cuda:0 {1049088, 0} ->
+  // 524544 B = 512.25 KiB.
+  BOOST_TEST(total[0] == (row{"(run total)", "cpu", "3.05 KiB", "1.50 KiB", "2", "1", "7.39 KiB"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(total[1] == (row{"(run total)", "cuda:0", "512.25 KiB", "256 B", "1", "0.5", "3.00 MiB"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(section.find("medians over all 2 runs") != std::string::npos);
+
+  // Units at their edges: one run, so each median is the run's figure.
+  analysis_result edges = cpu_only_result();
+  edges.memory = {{{cpu_memory, 0, 1023, 1, 1, 1024},
+                   {0, 1048575, 1610612736, 2, 3, std::int64_t{5} << 40},
+                   {1, std::uint64_t{1} << 62, 0, 0, 0, std::nullopt}}};
+  edges.runs[0].memory = 0;
+  const std::string edge_text = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), edges));
+  const auto edge = rows_starting_with(edge_text, "(run total)");
+  BOOST_TEST_REQUIRE(edge.size() == 5u);  // summary, memory (3 devices), run 0
+  BOOST_TEST(edge[1] == (row{"(run total)", "cpu", "0 B", "1023 B", "1", "1", "1.00 KiB"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(edge[2] == (row{"(run total)", "cuda:0", "1.00 MiB", "1.50 GiB", "2", "3", "5.00 TiB"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(edge[3] == (row{"(run total)", "cuda:1", "4.00 EiB", "0 B", "0", "0", "-"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(rows_starting_with(edge_text, "(residual)").size() == 2u);  // no residual figures: no memory row
+
+  // No figures, or an index to an empty list: no section, the text as before.
+  const std::string plain = to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), device_result()));
+  BOOST_TEST(plain.find("Memory") == std::string::npos);
+  analysis_result empty = device_result();
+  empty.memory = {{}};
+  empty.runs[0].memory = 0;
+  BOOST_TEST(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), empty)) == plain);
 }
 
 BOOST_AUTO_TEST_CASE(cpu_only_report_leaves_device_columns_out) {

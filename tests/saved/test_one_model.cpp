@@ -19,6 +19,7 @@
 #include "regionprof/report/report.hpp"
 #include "regionprof/saved/profile_reader.hpp"
 #include "support/random_trace.hpp"
+#include "support/report_fixtures.hpp"
 #include "support/shared_traces.hpp"
 #include "support/test_traces.hpp"
 #include "support/trace_builder.hpp"
@@ -190,6 +191,20 @@ BOOST_AUTO_TEST_CASE(declared_work_read_back_writes_the_same_outputs) {
     BOOST_TEST_REQUIRE((saved_work != nullptr && live_work != nullptr));
     BOOST_TEST((*saved_work == *live_work));
   }
+}
+
+BOOST_AUTO_TEST_CASE(memory_read_back_writes_the_same_outputs) {
+  // Rule 21: memory figures per run, residual and region (and the summaries' medians, every view's
+  // memory section), alone and in a job of two ranks.
+  const Profile live(trace{}, analysis_options{}, full_context(), report_test::memory_result());
+  BOOST_TEST_REQUIRE(to_json(live).find("\"peak_allocated_bytes\"") != std::string::npos);
+  BOOST_TEST_REQUIRE(to_markdown(live).find("\n## Memory\n") != std::string::npos);
+  BOOST_TEST_REQUIRE(to_html(live).find("<h2>Memory</h2>") != std::string::npos);
+  BOOST_TEST_REQUIRE(to_terminal_table(live, false).find("\nmemory per region:") != std::string::npos);
+  check_read_back(live, "memory");
+  std::vector<named_profile> ranks;
+  for (const char* file : {"m0.json", "m1.json"}) ranks.push_back({file, live});
+  check_job(std::move(ranks));
 }
 
 BOOST_AUTO_TEST_CASE(random_traces_read_back_write_the_same_outputs) {

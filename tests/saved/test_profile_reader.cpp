@@ -441,6 +441,84 @@ BOOST_AUTO_TEST_CASE(region_ops_read_back_and_name_their_regions) {
   check_error(with_ops(R"({})"), "p.json: region_ops: expected an array, found an object");
 }
 
+// docs/design.md, rule 21: the `memory` of runs, residuals and regions reads back figure for figure and
+// writes the same text (the summaries' medians recomputed); a profile without it reads none and writes
+// none; devices are stored ascending whatever the file's order; `{}` is no figures; a bad value is an
+// error naming the file and the key.
+BOOST_AUTO_TEST_CASE(memory_reads_back_and_names_bad_values) {
+  const analysis_result live = memory_result();
+  const Profile saved = round_trip(live);
+  const analysis_result& read = saved.result();
+  const auto same = [&](std::uint32_t live_index, std::uint32_t read_index) {
+    const memory_figures* a = memory_of(live, live_index);
+    const memory_figures* b = memory_of(read, read_index);
+    BOOST_TEST_REQUIRE((a != nullptr) == (b != nullptr));
+    if (a != nullptr) BOOST_TEST((*a == *b));
+  };
+  BOOST_TEST_REQUIRE(read.runs.size() == 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    same(live.runs[i].memory, read.runs[i].memory);
+    same(live.runs[i].residual_memory, read.runs[i].residual_memory);
+    BOOST_TEST_REQUIRE(read.runs[i].regions.size() == live.runs[i].regions.size());
+    for (std::size_t j = 0; j < live.runs[i].regions.size(); ++j) {
+      same(live.runs[i].regions[j].memory, read.runs[i].regions[j].memory);
+    }
+  }
+  BOOST_TEST(read.runs[1].residual_memory == no_memory);
+  const std::string text = to_json(Profile(trace{}, analysis_options{}, fixed_context(), live));
+  BOOST_TEST(to_json(saved) == text);
+  BOOST_TEST(round_trip(device_result()).result().memory.empty());
+
+  const std::string profile = minimal_with_run(minimal_run);
+  const auto with_memory = [&](std::string_view memory) {  // the region's memory
+    std::string edited = profile;
+    const std::size_t at = edited.find(R"("cpu_time_us": 1.5)");
+    return edited.insert(at, R"("memory": )" + std::string(memory) + ", ");
+  };
+  const Profile sorted = read_profile_text(
+      with_memory(R"({"cuda:1": {"allocated_bytes": 8, "freed_bytes": 0, "allocations": 1, "frees": 0},
+                      "cpu": {"allocated_bytes": 16, "freed_bytes": 16, "allocations": 2, "frees": 2,
+                              "peak_allocated_bytes": 64}})"));
+  const memory_figures* figures = memory_of(sorted.result(), sorted.result().runs.at(0).regions.at(0).memory);
+  BOOST_TEST_REQUIRE(figures != nullptr);
+  BOOST_TEST_REQUIRE(figures->size() == 2u);
+  BOOST_TEST(((*figures)[0] == device_memory{cpu_memory, 16, 16, 2, 2, 64}));
+  BOOST_TEST(((*figures)[1] == device_memory{1, 8, 0, 1, 0, std::nullopt}));
+  BOOST_TEST(to_json(sorted).find(R"("memory": {
+            "cpu": {)") != std::string::npos);
+  BOOST_TEST(read_profile_text(with_memory("{}")).result().runs.at(0).regions.at(0).memory == no_memory);
+  BOOST_TEST(read_profile_text(with_memory("null")).result().memory.empty());
+
+  const std::string region = "p.json: runs[0].regions[0].memory";
+  const std::string unknown = ": unknown memory device (expected cpu or cuda:N, N in 0..32767)";
+  const std::string ok = R"("allocated_bytes": 1, "freed_bytes": 0, "allocations": 1, "frees": 0)";
+  const auto cpu = [&](std::string_view members) { return with_memory(R"({"cpu": {)" + std::string(members) + "}}"); };
+  check_error(with_memory(R"({"gpu:0": {}})"), region + ".gpu:0" + unknown);
+  check_error(with_memory(R"({"cuda:01": {}})"), region + ".cuda:01" + unknown);
+  check_error(with_memory("[]"), region + ": expected an object, found an array");
+  check_error(with_memory(R"({"cpu": 1})"), region + ".cpu: expected an object, found an integer");
+  check_error(cpu(R"("allocated_bytes": -1, "freed_bytes": 0, "allocations": 1, "frees": 0)"),
+              region + ".cpu.allocated_bytes: expected an unsigned integer, found -1");
+  check_error(cpu(R"("allocated_bytes": 1, "freed_bytes": 0.5, "allocations": 1, "frees": 0)"),
+              region + ".cpu.freed_bytes: expected an unsigned integer, found a non-integer number");
+  check_error(cpu(R"("allocated_bytes": 1, "freed_bytes": 0, "frees": 0)"),
+              region + ".cpu.allocations: required key missing");
+  check_error(cpu(ok + R"(, "peak_allocated_bytes": -4096)"),
+              region + ".cpu.peak_allocated_bytes: expected an unsigned integer, found -4096");
+  check_error(cpu(ok + R"(, "peak_allocated_bytes": "4096")"),
+              region + ".cpu.peak_allocated_bytes: expected an unsigned integer, found a string");
+  check_error(cpu(ok + R"(, "peak_allocated_bytes": 9223372036854775808)"),
+              region + ".cpu.peak_allocated_bytes: above 2^63 - 1");
+  // The run's and the residual's are read the same way, and named by their own paths.
+  std::string run_memory = profile;
+  run_memory.insert(run_memory.find(R"("timing")"), R"("memory": {"cuda:0": {"allocated_bytes": 1.5}}, )");
+  check_error(run_memory, "p.json: runs[0].memory.cuda:0.allocated_bytes: expected an unsigned integer, found a "
+                          "non-integer number");
+  std::string residual_memory = profile;
+  residual_memory.insert(residual_memory.find(R"("cpu_time_us": 0.5)"), R"("memory": {"CPU": {}}, )");
+  check_error(residual_memory, "p.json: runs[0].residual.memory.CPU" + unknown);
+}
+
 BOOST_AUTO_TEST_CASE(files_are_read_and_named) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::string path = (dir / ("regionprof_profile_reader_" + std::to_string(::getpid()) + ".json")).string();

@@ -27,16 +27,16 @@ analysis_result tree_result() {
   result.tree_regions = result.regions;
   result.tree_regions.push_back({"r:<c>", "<c>", "r", "-"});
   result.has_region_tree = true;
-  const std::int64_t totals_us[] = {1000, 1200, 800}, b_us[] = {250, 300, 200}, c_us[] = {200, 300, 0};
+  const std::int64_t totals_us[] = {1000, 1200, 800}, b_values[] = {250, 300, 200}, c_us[] = {200, 300, 0};
   for (std::size_t i = 0; i < 3; ++i) {
     run_result run;
     run.run_index = i;
     run.cpu_time_ns = run.wall_time_ns = totals_us[i] * 1000;
-    run.regions = {{0, 1, 500'000, std::nullopt, std::nullopt}, {1, 1, b_us[i] * 1000, std::nullopt, std::nullopt}};
-    run.residual_cpu_ns = run.cpu_time_ns - 500'000 - b_us[i] * 1000;
+    run.regions = {{0, 1, 500'000, std::nullopt, std::nullopt}, {1, 1, b_values[i] * 1000, std::nullopt, std::nullopt}};
+    run.residual_cpu_ns = run.cpu_time_ns - 500'000 - b_values[i] * 1000;
     run.tree.push_back({0, tree_node::no_parent, 0, 1, 500'000, 500'000 - c_us[i] * 1000, std::nullopt, std::nullopt});
     if (c_us[i] != 0) run.tree.push_back({2, 0, 1, 1, c_us[i] * 1000, c_us[i] * 1000, std::nullopt, std::nullopt});
-    run.tree.push_back({1, tree_node::no_parent, 0, 1, b_us[i] * 1000, b_us[i] * 1000, std::nullopt, std::nullopt});
+    run.tree.push_back({1, tree_node::no_parent, 0, 1, b_values[i] * 1000, b_values[i] * 1000, std::nullopt, std::nullopt});
     result.runs.push_back(std::move(run));
   }
   return result;
@@ -209,6 +209,56 @@ BOOST_AUTO_TEST_CASE(terminal_table_lists_each_regions_first_ops) {
   }
   BOOST_TEST(!contains(to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, device_result()), false),
                        "ops per region"));
+}
+
+// docs/design.md, rule 21: after the regions' table, per region, the residual and the run total one line
+// per device with the summaries' medians (report_fixtures.hpp, memory_result); nothing without figures.
+BOOST_AUTO_TEST_CASE(terminal_table_lists_memory_per_region_and_device) {
+  const std::string plain =
+      to_terminal_table(Profile(trace{}, analysis_options{}, report_context{}, memory_result()), false);
+  BOOST_TEST_MESSAGE(plain);
+  const std::size_t memory = plain.find("\nmemory per region: medians over 2 runs (no event: 0); peak: over the runs "
+                                        "with one\n");
+  BOOST_TEST_REQUIRE(memory != std::string::npos);
+  BOOST_TEST(memory > plain.find("(run total)"));
+  // As the Markdown section (test_markdown_report.cpp, memory_section_shows_the_medians_per_device).
+  BOOST_TEST(contains(plain, "\nregion               device      allocated         freed        allocs          peak\n"
+                             "aot_module:encoder   cpu          3.00 KiB      1.50 KiB           1.5      7.00 KiB\n"
+                             "aot_module:encoder   cuda:0     512.00 KiB           0 B           0.5      3.00 MiB\n"
+                             "untuned_module:head  cuda:0          256 B         256 B           0.5             -\n"
+                             "(residual)           cpu              50 B           0 B           0.5             -\n"
+                             "(run total)          cpu          3.05 KiB      1.50 KiB             2      7.39 KiB\n"
+                             "(run total)          cuda:0     512.25 KiB         256 B             1      3.00 MiB\n"));
+  for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
+    BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
+  }
+  const Profile plain_profile(trace{}, analysis_options{}, report_context{}, device_result());
+  BOOST_TEST(!contains(to_terminal_table(plain_profile, false), "memory per region"));
+}
+
+// Rule 21 in the HTML page: after the summary, a sortable table per region, the residual and the run
+// total, one row per device, bytes as numbers (binary units in each cell's title); nothing without figures.
+BOOST_AUTO_TEST_CASE(html_memory_table_per_region_and_device) {
+  const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), memory_result()));
+  BOOST_TEST_REQUIRE(contains(page, "<h2>Memory</h2>"));
+  BOOST_TEST(page.find("<h2>Summary</h2>") < page.find("<h2>Memory</h2>"));
+  BOOST_TEST(page.find("<h2>Memory</h2>") < page.find("<h2>CPU time per run</h2>"));
+  const std::string section = page.substr(page.find("<h2>Memory</h2>"), page.find("<h2>CPU time per run</h2>") -
+                                                                            page.find("<h2>Memory</h2>"));
+  BOOST_TEST(occurrences(section, "<tr>") == 1u + 6u);  // the heading, 6 rows
+  BOOST_TEST(contains(section, "<tr><td><code>aot_module:encoder</code></td><td>cpu</td>"
+                               "<td class=\"n\" title=\"3.00 KiB\">3072</td>"
+                               "<td class=\"n\" title=\"1.50 KiB\">1536</td>"
+                               "<td class=\"n\">1.5</td><td class=\"n\">1</td>"
+                               "<td class=\"n\" title=\"7.00 KiB\">7168</td></tr>"),
+             section);
+  BOOST_TEST(contains(section, "<tr><td><code>untuned_module:head</code></td><td>cuda:0</td>"
+                               "<td class=\"n\" title=\"256 B\">256</td><td class=\"n\" title=\"256 B\">256</td>"
+                               "<td class=\"n\">0.5</td><td class=\"n\">0.5</td><td class=\"n\">-</td></tr>"));
+  BOOST_TEST(contains(section, "<tr><td>(run total)</td><td>cuda:0</td>"
+                               "<td class=\"n\" title=\"512.25 KiB\">524544</td>"));
+  const Profile plain(trace{}, analysis_options{}, fixed_context(), device_result());
+  BOOST_TEST(!contains(to_html(plain), "<h2>Memory</h2>"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

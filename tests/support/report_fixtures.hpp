@@ -110,6 +110,40 @@ inline regionprof::analysis_result device_result_with_ops() {
   return result;
 }
 
+/// device_result() with memory figures (docs/design.md, rule 21); bytes and counts by hand, regions +
+/// residual = run for each of the four sums:
+/// Run 0:
+///   aot_module:encoder   cpu    allocated 4 096, freed 1 024, 2 allocations, 1 free, peak 8 192
+///                        cuda:0 allocated 1 048 576, freed 0, 1 allocation, 0 frees, peak 3 145 728
+///   untuned_module:head  cuda:0 allocated 512, freed 512, 1 allocation, 1 free, no peak
+///   residual             cpu    allocated 100, freed 0, 1 allocation, 0 frees
+///   run                  cpu    allocated 4 196, freed 1 024, 3 allocations, 1 free, peak 9 000
+///                        cuda:0 allocated 1 049 088, freed 512, 2 allocations, 1 free, peak 3 145 728
+/// Run 1:
+///   aot_module:encoder   cpu    allocated 2 048, freed 2 048, 1 allocation, 1 free, peak 6 144
+///   residual             none
+///   run                  cpu    allocated 2 048, freed 2 048, 1 allocation, 1 free, peak 6 144
+/// The figures are stored out of owner order (the writers follow the indices).
+inline regionprof::analysis_result memory_result() {
+  using namespace regionprof;
+  analysis_result result = device_result();
+  constexpr memory_device cuda0 = 0;
+  result.memory = {
+      {{cpu_memory, 4196, 1024, 3, 1, 9000}, {cuda0, 1049088, 512, 2, 1, 3145728}},  // 0: run 0
+      {{cpu_memory, 4096, 1024, 2, 1, 8192}, {cuda0, 1048576, 0, 1, 0, 3145728}},    // 1: run 0 encoder
+      {{cuda0, 512, 512, 1, 1, std::nullopt}},                                       // 2: run 0 head
+      {{cpu_memory, 100, 0, 1, 0, std::nullopt}},                                    // 3: run 0 residual
+      {{cpu_memory, 2048, 2048, 1, 1, 6144}},                                        // 4: run 1 and its encoder
+  };
+  result.runs[0].memory = 0;
+  result.runs[0].regions[0].memory = 1;
+  result.runs[0].regions[1].memory = 2;
+  result.runs[0].residual_memory = 3;
+  result.runs[1].memory = 4;
+  result.runs[1].regions[0].memory = 4;
+  return result;
+}
+
 inline regionprof::report_context fixed_context() {
   regionprof::report_context context;
   context.warmup_runs = 3;

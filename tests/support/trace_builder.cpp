@@ -99,6 +99,24 @@ trace_builder& trace_builder::memset(std::string_view name, std::int64_t start, 
   return op(device_op_kind::memset, name, start, end, correlation, bytes, stream, device);
 }
 
+trace_builder& trace_builder::memory(std::int64_t time, std::int64_t bytes, std::optional<std::int64_t> total,
+                                     memory_device device) {
+  trace_.memory_events.push_back({.time_ns = time,
+                                  .bytes = bytes,
+                                  .total_allocated = total.value_or(memory_event::no_total),
+                                  .thread = current_thread(),
+                                  .device = device,
+                                  .kind = bytes > 0 ? memory_event_kind::allocation : memory_event_kind::free});
+  return *this;
+}
+
+trace_builder& trace_builder::out_of_memory(std::int64_t time, std::int64_t bytes, std::optional<std::int64_t> total,
+                                            memory_device device) {
+  memory(time, bytes, total, device);
+  trace_.memory_events.back().kind = memory_event_kind::out_of_memory;
+  return *this;
+}
+
 trace_builder& trace_builder::work(const declared_work& declared) {
   if (trace_.intervals.empty()) throw std::logic_error("trace_builder::work: no interval to declare work for");
   trace_.declared_work.push_back({static_cast<std::uint32_t>(trace_.intervals.size() - 1), declared});

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,14 @@ class trace_builder {
                         std::uint64_t bytes, std::uint32_t stream = 7, std::uint16_t device = 0);
   trace_builder& memset(std::string_view name, std::int64_t start, std::int64_t end, std::uint32_t correlation,
                         std::uint64_t bytes, std::uint32_t stream = 7, std::uint16_t device = 0);
+
+  /// A memory event on the current thread (docs/design.md, rule 21): an allocation when `bytes` > 0, else
+  /// a free of |bytes|; `total` is the device's total allocated after it (absent: the source gives none).
+  trace_builder& memory(std::int64_t time, std::int64_t bytes, std::optional<std::int64_t> total = std::nullopt,
+                        memory_device device = cpu_memory);
+  /// A failed allocation of `bytes` on the current thread.
+  trace_builder& out_of_memory(std::int64_t time, std::int64_t bytes, std::optional<std::int64_t> total = std::nullopt,
+                               memory_device device = cpu_memory);
 
   /// Work declared by the last CPU interval added (docs/design.md, rule 18): one trace::declared_work entry.
   trace_builder& work(const declared_work& declared);

@@ -119,7 +119,7 @@ struct device_memory {
   std::uint64_t frees = 0;
   /// Largest total allocated of an event of this device within the span (any thread); absent when the
   /// source gives no totals or no such event falls in it. Never set for the residual.
-  std::optional<std::int64_t> peak_allocated_bytes;
+  std::optional<std::int64_t> peak_allocated_bytes{};  // `{}`: designated initialisers may leave it out
   friend bool operator==(const device_memory&, const device_memory&) = default;
 };
 

@@ -16,6 +16,7 @@ namespace detail::attribution {
 analysis_result engine::run() {
   device_data_ = in_.has_device_data();
   find_marker_threads();
+  order_memory_events();  // rule 21: before the walks, which place each event
   order_ = order_by_thread(in_.intervals, thread_count_);
   cpu_keys_.assign(in_.strings.size(), {});
   last_cpu_op_.assign(in_.strings.size(), {});
@@ -28,6 +29,7 @@ analysis_result engine::run() {
   walk_threads(order);
   order_ = {};
   resolve_pending();
+  add_memory_peaks();
   attribute_device_ops();
   // No pass after this point reads an interval: a long trace's intervals and its result are never
   // held together when the caller gave them up (docs/design.md, rule 13).
@@ -42,10 +44,12 @@ namespace {
 
 void check_analysable(const trace& input) {
   // Interval and op indices are 32-bit (4 bytes per event of analysis state) and stay below the states.
-  if (input.intervals.size() >= detail::first_state_value || input.device_ops.size() >= detail::first_state_value) {
-    throw std::length_error("regionprof::analyze: " + std::to_string(input.intervals.size()) + " CPU intervals and " +
-                            std::to_string(input.device_ops.size()) +
-                            " device ops; one analysis handles fewer than 2^32 - 3 of each. Split the trace.");
+  if (input.intervals.size() >= detail::first_state_value || input.device_ops.size() >= detail::first_state_value ||
+      input.memory_events.size() >= detail::first_state_value) {
+    throw std::length_error("regionprof::analyze: " + std::to_string(input.intervals.size()) + " CPU intervals, " +
+                            std::to_string(input.device_ops.size()) + " device ops and " +
+                            std::to_string(input.memory_events.size()) +
+                            " memory events; one analysis handles fewer than 2^32 - 3 of each. Split the trace.");
   }
   if (std::string problem = input.time_range_problem(); !problem.empty()) {
     throw std::invalid_argument("regionprof::analyze: the trace's times are out of range: " + problem);

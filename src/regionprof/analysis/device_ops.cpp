@@ -27,48 +27,59 @@ void engine::sum_launches() {
   slot_aggregate_.assign(correlation_.size(), no_aggregate::none);
 }
 
-// Rule 9: an off-thread launch outside any region of its own thread goes to the topmost region open on
-// the marker's thread when the launching call started, else to the residual; with the region tree, to
-// the innermost region instance open then (rule 14), whose topmost region is that one. Instances are
-// in start order and nest: the last one starting at or before the call, then its enclosing ones, until
-// one ends at or after it (closed intervals).
+std::uint32_t open_instance(const std::vector<region_instance>& instances, std::int64_t time, std::size_t& cursor) {
+  auto by_start = [](std::int64_t t, const region_instance& r) { return t < r.start; };
+  // The last instance starting at or before `time`. One thread's times come in order, so gallop forward
+  // from the previous one's; a later thread starts again from the beginning.
+  if (cursor >= instances.size() || instances[cursor].start > time) cursor = 0;
+  std::size_t after = cursor;
+  for (std::size_t step = 1; after < instances.size() && instances[after].start <= time; step *= 2) {
+    cursor = after;
+    after = std::min(instances.size(), after + step);
+  }
+  after = static_cast<std::size_t>(std::upper_bound(instances.begin() + static_cast<std::ptrdiff_t>(cursor),
+                                                    instances.begin() + static_cast<std::ptrdiff_t>(after), time,
+                                                    by_start) -
+                                   instances.begin());
+  if (after == 0) return no_instance;
+  cursor = after - 1;
+  // Climb to the innermost instance still open at `time` (closed intervals; rule 14).
+  std::uint32_t i = static_cast<std::uint32_t>(after - 1);
+  while (i != no_instance && instances[i].end < time) i = instances[i].parent;
+  return i;
+}
+
+// Rule 9: an off-thread launch outside any region of its thread goes to the topmost region open on the
+// marker's thread when the launching call started, else to the residual; with the region tree, to the
+// innermost region instance open then (rule 14), whose topmost region is that one. Rule 21: memory
+// events outside any region of their thread likewise, at their instant.
 void engine::resolve_pending() {
   if (!any_pending_) return;
-  auto by_start = [](std::int64_t t, const region_instance& r) { return t < r.start; };
-  for (run_side& run : run_sides_) {
-    std::vector<region_instance>& instances = run.instances;
-    std::size_t cursor = 0;  // instances[cursor].start <= the previous launch's start, when it was found
+  for (std::size_t r = 0; r < run_sides_.size(); ++r) {
+    run_side& run = run_sides_[r];
+    const std::vector<region_instance>& instances = run.instances;
+    std::size_t cursor = 0;
     for (const pending_launch& launch : run.pending) {
-      const std::int64_t time = launch.start;
-      // The last instance starting at or before `time`. One thread's launches come in start order, so
-      // gallop forward from the previous one's; a later thread starts again from the beginning.
-      if (cursor >= instances.size() || instances[cursor].start > time) cursor = 0;
-      std::size_t after = cursor;
-      for (std::size_t step = 1; after < instances.size() && instances[after].start <= time; step *= 2) {
-        cursor = after;
-        after = std::min(instances.size(), after + step);
-      }
-      after = static_cast<std::size_t>(
-          std::upper_bound(instances.begin() + static_cast<std::ptrdiff_t>(cursor),
-                           instances.begin() + static_cast<std::ptrdiff_t>(after), time, by_start) -
-          instances.begin());
+      const std::uint32_t i = open_instance(instances, launch.start, cursor);
       aggregate_index result = no_aggregate::none;
-      if (after > 0) {
-        cursor = after - 1;
-        // Climb to the innermost instance still open at `time` (closed intervals; rule 14).
-        std::uint32_t i = static_cast<std::uint32_t>(after - 1);
-        while (i != no_instance && instances[i].end < time) i = instances[i].parent;
-        if (i != no_instance) {
-          result = instances[i].aggregate;
-          if (instances[i].node.is_index()) {
-            tree_[instances[i].node].self_device += launch.device - captured_device(launch.slot);
-          }
+      if (i != no_instance) {
+        result = instances[i].aggregate;
+        if (instances[i].node.is_index()) {
+          tree_[instances[i].node].self_device += launch.device - captured_device(launch.slot);
         }
       }
       slot_aggregate_[launch.slot] = result;
     }
+    cursor = 0;
+    for (const pending_memory& event : run.pending_memory_events) {
+      const std::uint32_t i = open_instance(instances, event.time, cursor);
+      own_memory_event(event.event, run_index::at(r), i == no_instance ? aggregate_index{no_aggregate::none}
+                                                                       : instances[i].aggregate);
+    }
     run.pending.clear();
     run.pending.shrink_to_fit();
+    run.pending_memory_events.clear();
+    run.pending_memory_events.shrink_to_fit();
   }
 }
 

@@ -1,4 +1,4 @@
-// The attribution engine's shared state: docs/design.md, rules 1-15, 18 and 20.
+// The attribution engine's shared state: docs/design.md, rules 1-15, 18, 20 and 21.
 //
 // Passes (n intervals, m device ops; every pass is linear, none allocates per event):
 //   1. classify names (name_classifier, once per distinct name and domain), find the threads that hold
@@ -10,9 +10,12 @@
 //      regions (3-5), key averages (10: each op's under its owner, rule 20) and each launch's owner (run,
 //      region) per correlation slot (thread_walk.cpp);
 //      and, with analysis_options::region_tree, each region instance's tree node (rule 14);
+//      and each memory event's owner at its instant (21: the thread's events, ordered once, merged into its walk);
 //   5. give each device op to its launch's owner (6) and its row among that owner's ops (20), union and
 //      span per run (device_ops.cpp), then assemble the result (assemble.cpp, key_averages.cpp: the
 //      key averages and the ops per region, warnings.cpp).
+// After the walks: off-thread launches and memory events outside a region resolved (rule 9), the memory
+// peaks over the topmost instances' and the runs' spans (memory.cpp).
 // Per-event state: the per-thread order (4 B per interval), the stack (depth only), and per correlation
 // slot 20 B (interval index, device time, owning run, owning aggregate). Per run: 24 B (run_state), plus
 // 72 B with device ops (run_device_state), plus a run_side once cross_thread or the region tree needs
@@ -20,7 +23,9 @@
 // (run, path) node one tree_stats (56 B) and its run's path -> node entry (12 B in a table at most half
 // full), per distinct path 16 B (at most region_tree_max_nodes nodes), nothing per plain event; with
 // cross_thread, one region_instance per nested region instance too. Ops per region (rule 20): 48 B per
-// distinct (owner, name, type) and its table entry, 32 B per name for the two-entry caches.
+// distinct (owner, name, type) and its table entry, 32 B per name for the two-entry caches. Memory (rule
+// 21), only with memory events: 4 B per event (their order), per (owner, device) one entry, and with
+// totals 16 B per event with a total and 24 B per topmost region instance for the peaks.
 #pragma once
 
 #include <algorithm>
@@ -249,6 +254,29 @@ struct region_instance {
   std::uint32_t parent = no_instance;  ///< the enclosing region instance in the same vector, or none
 };
 
+/// A memory event outside any region of its thread, inside another thread's run with cross_thread
+/// (rule 21, as rule 9's launches): resolved after all walks.
+struct pending_memory {
+  std::uint32_t event = 0;  ///< index into trace::memory_events
+  std::int64_t time = 0;    ///< ns
+};
+
+/// The innermost of `instances` (start order, nesting through `parent`) open at `time` (closed
+/// intervals), or no_instance. `cursor` carries the search from one call to the next: times that come in
+/// order gallop forward from the previous one's instance.
+std::uint32_t open_instance(const std::vector<region_instance>& instances, std::int64_t time, std::size_t& cursor);
+
+/// One owner's memory on one device (rule 21): a region aggregate's, a run's residual's, or a run's peak.
+struct memory_entry {
+  std::uint64_t key = 0;  ///< memory_key(owner code, device)
+  device_memory figures;
+};
+
+/// The key of (owner code, device): ordered by owner, then device ascending (`cpu` first).
+inline std::uint64_t memory_key(std::uint64_t code, memory_device device) noexcept {
+  return (code << 16) | static_cast<std::uint16_t>(device + 1);
+}
+
 /// One run: its marker interval (or the synthetic run's span), ns, and its thread. Everything else a run
 /// may need lives beside runs_, made only when the trace needs it (run_device_state, run_side): a trace
 /// of nothing but short runs costs 24 B per run here (docs/design.md, rule 13).
@@ -281,6 +309,7 @@ struct run_side {
   /// Off-thread launches outside any region of their thread, in walk order (rule 9), until
   /// resolve_pending(): kept per run so that its lookups stay in this run's instances.
   std::vector<pending_launch> pending;
+  std::vector<pending_memory> pending_memory_events;  ///< rule 21: memory events as `pending`'s launches
   flat_index_map<tree_node_index> tree_nodes;  ///< region tree: path index -> this run's nested node
 };
 
@@ -369,6 +398,26 @@ class engine {
   /// The capture-time owner of op `op` in `run` (rule 15): its aggregate (none: captured outside every
   /// region) and innermost tree node; false when the op goes by its launch.
   bool capture_owner(std::uint32_t op, run_index run, aggregate_index& owner, tree_node_index& node);
+  // memory.cpp (rule 21)
+  bool has_memory_events(std::uint32_t thread) const noexcept {
+    return !memory_order_.empty() && memory_thread_begin_[thread] != memory_thread_begin_[thread + 1];
+  }
+  /// Orders the memory events by (thread, time, input order) and notes whether peaks are needed.
+  void order_memory_events();
+  /// The owner of memory event `event` at its instant on `thread`, from the innermost open interval's
+  /// ownership (`state`, `run`, `aggregate`; ownership::none when no interval is open or it is in no run).
+  void place_memory_event(std::uint32_t event, std::uint32_t thread, ownership state, run_index run,
+                          aggregate_index aggregate, bool lookups);
+  /// Adds `event` to `aggregate` (an index), or when none to `run`'s residual.
+  void own_memory_event(std::uint32_t event, run_index run, aggregate_index aggregate);
+  memory_entry& memory_entry_of(std::uint64_t code, memory_device device);
+  /// The peaks of the region aggregates (their topmost spans) and the runs (their marker spans).
+  void add_memory_peaks();
+  /// The figures of one owner code, by device; empty when it has none.
+  memory_figures memory_figures_of(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& sorted,
+                                   std::uint64_t code) const;
+  /// Each run's, residual's and region aggregate's memory figures into `result` (after the runs are).
+  void assemble_memory(analysis_result& result, const std::vector<aggregate_index>& by_run);
   // device_split.cpp
   void add_device_figures(analysis_result& result) const;
   // key_averages.cpp: ops per region (rule 20)
@@ -465,6 +514,27 @@ class engine {
   std::vector<tree_path_index> root_paths_;
   flat_index_map<tree_path_index> path_children_;
   std::uint64_t tree_truncated_ = 0;  ///< nested instances folded into their parent node by the cap
+
+  // Memory (rule 21); all empty without memory events. Owner codes: 3 a (aggregate a), 3 r + 1 (run r's
+  // residual), 3 r + 2 (run r's peak).
+  std::vector<std::uint32_t> memory_order_;         ///< event indices by (thread, time, input order)
+  std::vector<std::uint32_t> memory_thread_begin_;  ///< per thread, its first entry in memory_order_; one more
+  bool memory_peaks_ = false;                       ///< some event carries its device's total
+  /// Topmost region instances (on and off the marker's thread): (aggregate, start, end), for the peaks.
+  struct topmost_span {
+    aggregate_index aggregate;
+    std::int64_t start = 0;
+    std::int64_t end = 0;
+  };
+  std::vector<topmost_span> topmost_spans_;
+  std::vector<memory_entry> memory_entries_;
+  std::unordered_map<std::uint64_t, std::uint32_t> memory_entry_index_;  ///< key -> memory_entries_ index
+  std::uint64_t off_thread_memory_events_ = 0;
+  std::uint64_t out_of_memory_events_ = 0;
+  /// The earliest failed allocation a run owns: its event, run and aggregate (none: the residual).
+  std::uint32_t first_out_of_memory_ = no_instance;
+  run_index first_out_of_memory_run_;
+  aggregate_index first_out_of_memory_owner_;
 
   // Counts for warnings.
   std::uint64_t overlaps_ = 0;

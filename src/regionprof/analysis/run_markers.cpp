@@ -25,6 +25,9 @@ void engine::find_marker_threads() {
   for (const cpu_interval& interval : in_.intervals) {
     thread_count_ = std::max<std::size_t>(thread_count_, std::size_t{interval.thread} + 1);
   }
+  for (const memory_event& event : in_.memory_events) {
+    thread_count_ = std::max<std::size_t>(thread_count_, std::size_t{event.thread} + 1);
+  }
   std::vector<bool> has_marker(thread_count_, false);
   for (const cpu_interval& interval : in_.intervals) {
     if (classify(interval) == marker_class) {

@@ -79,6 +79,7 @@ aggregate_index engine::begin_topmost_region(run_index run, ownership state, std
     node = &tree_[a.tree_root];
     node->first_seen = std::min(node->first_seen, start);
   }
+  if (memory_peaks_) topmost_spans_.push_back({index, start, end});  // rule 21
   if (state == ownership::on_thread) {
     ++a.calls;
     a.cpu += end - start;
@@ -128,11 +129,32 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
   std::uint32_t ordinal = 0;
   run_index previous_run = no_run::none;  ///< the last run of this thread's topmost markers
   const std::vector<run_index>* known_runs = runs_known_ ? &thread_runs_[thread] : nullptr;
+  // Rule 21: this thread's memory events in time order, each placed once every interval starting at or
+  // before it is open and every interval ending before it is closed (closed intervals).
+  const std::uint32_t* memory = nullptr;
+  const std::uint32_t* memory_end = nullptr;
+  if (!memory_order_.empty()) {
+    memory = memory_order_.data() + memory_thread_begin_[thread];
+    memory_end = memory_order_.data() + memory_thread_begin_[thread + 1];
+  }
+  const auto place_memory_before = [&](std::int64_t limit) {  // limit max_ns: every event left
+    for (; memory != memory_end && (limit == max_ns || in_.memory_events[*memory].time_ns < limit); ++memory) {
+      const std::int64_t time = in_.memory_events[*memory].time_ns;
+      while (!stack.empty() && stack.back().end < time) pop(stack);
+      const Frame* top = stack.empty() ? nullptr : &stack.back();
+      if (top == nullptr) {
+        place_memory_event(*memory, thread, ownership::none, no_run::none, no_aggregate::none, lookups);
+      } else {
+        place_memory_event(*memory, thread, top->state, top->run, top->aggregate, lookups);
+      }
+    }
+  };
 
   for (std::uint32_t index : order_.of(thread)) {
     const cpu_interval& interval = in_.intervals[index];
     const std::int64_t start = interval.start_ns;
     std::int64_t end = effective_end(interval);
+    if (memory != memory_end) place_memory_before(start);
     while (!stack.empty()) {
       const Frame& top = stack.back();
       if (end <= top.end) break;  // contained: a child of top (top.start <= start by the order)
@@ -283,6 +305,7 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
     }
     stack.push_back(f);
   }
+  if (memory != memory_end) place_memory_before(max_ns);  // the rest
   while (!stack.empty()) pop(stack);
 }
 
@@ -296,7 +319,7 @@ void engine::walk_threads(const std::vector<std::uint32_t>& order) {
     // intervals, the markers are not kept (32 B per run).
     keep_markers_ = false;
     for (std::uint32_t t = 0; t < thread_count_ && !keep_markers_; ++t) {
-      keep_markers_ = t != order[0] && !order_.of(t).empty();
+      keep_markers_ = t != order[0] && (!order_.of(t).empty() || has_memory_events(t));
     }
     if (keep_markers_) markers_.reserve(marker_intervals_ + markers_.size());
   }

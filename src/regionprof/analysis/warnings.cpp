@@ -78,7 +78,7 @@ void engine::add_warnings(analysis_result& result) const {
              kinds + "). Emit regions inside the measured runs' markers (" + marker_rule +
              "), or set the run marker rule to the range that marks your runs.");
   }
-  if (off_thread_intervals_ + off_thread_ops_ > 0) {
+  if (off_thread_intervals_ + off_thread_ops_ + off_thread_memory_events_ > 0) {
     std::string threads;
     for (std::size_t i = 0; i < off_threads_.size() && i < 8; ++i) {
       threads += (i ? ", " : "") + thread_label(in_, off_threads_[i]);
@@ -86,7 +86,11 @@ void engine::add_warnings(analysis_result& result) const {
     if (off_threads_.size() > 8) threads += ", ...";
     warn(warning_code::off_thread_events,
          std::to_string(off_thread_intervals_) + " CPU interval(s) and " + std::to_string(off_thread_ops_) +
-             " device op(s) they launched run on threads without a run marker above them (" + threads +
+             " device op(s) they launched" +
+             (off_thread_memory_events_ == 0
+                  ? std::string()
+                  : ", and " + std::to_string(off_thread_memory_events_) + " memory event(s) (rule 21),") +
+             " run on threads without a run marker above them (" + threads +
              ") inside a run's marker interval on another thread, and are not attributed. Enable cross_thread "
              "to attribute them to that run.");
   }
@@ -130,6 +134,19 @@ void engine::add_warnings(analysis_result& result) const {
              " ns of device time) have no capture-time region: their graph nodes were made before device tracing "
              "began, or the API call that made them was not recorded. They went to the region around their graph "
              "launch; start profiling before the graph is captured (rule 15).");
+  }
+  if (out_of_memory_events_ > 0) {
+    const memory_event& e = in_.memory_events[first_out_of_memory_];
+    const std::string owner = first_out_of_memory_owner_.is_index()
+                                  ? "region " + classes_.regions()[aggregates_[first_out_of_memory_owner_].region].id
+                                  : std::string("the run's residual (no region)");
+    std::string total = e.total_allocated == memory_event::no_total
+                            ? std::string()
+                            : " with " + std::to_string(e.total_allocated) + " bytes allocated";
+    warn(warning_code::out_of_memory,
+         std::to_string(out_of_memory_events_) + " allocation(s) failed during the runs; the first in run " +
+             std::to_string(first_out_of_memory_run_.index()) + ", owned by " + owner + ", asked for " +
+             std::to_string(e.bytes) + " bytes on " + memory_device_key(e.device) + total + " (rule 21).");
   }
 }
 

@@ -70,6 +70,13 @@ class diff_command final : public command {
                [this](std::string_view setting, std::string_view text) {
                  options_.fail_if_slower = parse_number(setting, text, 0.0, 1e9, "a percentage from 0");
                })
+        .value("--fail-if-more-memory", "PCT",
+               "Exit 3 when a region present in both profiles has a median peak\n"
+               "allocated (per device, docs/design.md rule 21) more by more than\n"
+               "PCT % of A's with p < alpha (its own Holm family with processes).",
+               [this](std::string_view setting, std::string_view text) {
+                 options_.fail_if_more_memory = parse_number(setting, text, 0.0, 1e9, "a percentage from 0");
+               })
         .value("--alpha", "P",
                "Significance level, 0 < P <= 1: of each U test with one process a side\n"
                "(default 0.01); family-wise over the gated entries with several (default 0.05).",
@@ -92,8 +99,9 @@ class diff_command final : public command {
 the same schema): A is the baseline, B the candidate. A side is one profile, or a directory whose
 *.json files are one profile per process of the same program ('regionprof run --processes N -o
 DIR/prof-%n.json' writes one), or a quoted pattern such as 'base-*.json' naming several files. For every region and time domain (cpu_time_us, device_time_us when
-all have device data, off_thread_cpu_time_us) and for the run totals it reports A's and B's medians,
-the change in us and in %, a p-value and a verdict. With 2 or more processes a side the test is
+all have device data, off_thread_cpu_time_us; memory per device, allocated_bytes:DEVICE and
+peak_allocated_bytes:DEVICE, in bytes) and for the run totals it reports A's and B's medians,
+the change in the domain's unit and in %, a p-value and a verdict. With 2 or more processes a side the test is
 Student's t (pooled) over the log of each process's median, one-sided in the change's direction and
 Holm-adjusted over every gated entry (alpha 0.05 family-wise by default), so the gate accounts for
 process-to-process noise; with one process on a side it is the Mann-Whitney U
@@ -103,6 +111,7 @@ separate a change from that noise. Verdicts:
   faster        p < alpha and B's median is below A's
   slower        p < alpha and B's median is above A's
   within noise  the medians differ, p >= alpha
+  less, more    memory: p < alpha and B's median is below / above A's
 Regions only in B are "new", only in A "vanished" (never gated). The Markdown goes to standard
 output unless --markdown, -o or --html is given.
 
@@ -115,7 +124,8 @@ Exit status:
   0  B is the same or faster (or slower only within the gate)
   1  input error: a file is not a profile (the message names it), or an output cannot be written
   2  usage error
-  3  --fail-if-slower: some region or run total is slower beyond PCT % with p < alpha
+  3  --fail-if-slower: some region or run total is slower beyond PCT % with p < alpha;
+     --fail-if-more-memory: some region's peak memory is more beyond PCT % with p < alpha
 
 Examples:
   regionprof diff baseline.json candidate.json
@@ -135,12 +145,16 @@ Examples:
     if (markdown_path_) outputs.add(output_format::markdown, *markdown_path_);
     if (outputs.files.empty()) outputs.to_stdout = output_format::markdown;
     write_outputs(outputs, diff_writers(diff), std::cout);
-    if (diff.gate_failed) {
+    const char* adjusted = diff.test == diff_test::student_t_log_process_medians ? "Holm-adjusted " : "";
+    if (diff.time_gate_failed) {
       std::cerr << "regionprof diff: slower than " << *a_path_ << " by more than " << *options_.fail_if_slower
-                << " % (" << (diff.test == diff_test::student_t_log_process_medians ? "Holm-adjusted " : "") << "p < "
-                << *diff.options.alpha << ")\n";
-      return exit_slower;
+                << " % (" << adjusted << "p < " << *diff.options.alpha << ")\n";
     }
+    if (diff.memory_gate_failed) {
+      std::cerr << "regionprof diff: a region's peak memory more than in " << *a_path_ << " by more than "
+                << *options_.fail_if_more_memory << " % (" << adjusted << "p < " << *diff.options.alpha << ")\n";
+    }
+    if (diff.gate_failed) return exit_slower;
     return exit_ok;
   }
 

@@ -35,6 +35,44 @@ std::vector<double> per_run(const analysis_result& result, std::size_t region,
 
 constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
+/// Which memory figure a memory domain compares (rule 21).
+enum class memory_figure : std::uint8_t { allocated_bytes = 0, peak_allocated_bytes = 1 };
+
+/// One value per run of the region's memory figure on `device` (0 where absent), in bytes. `region`: an
+/// index into result.regions, or npos.
+std::vector<double> per_run_memory(const analysis_result& result, std::size_t region, memory_device device,
+                                   memory_figure figure) {
+  std::vector<double> values;
+  values.reserve(result.runs.size());
+  for (const run_result& run : result.runs) {
+    std::int64_t bytes = 0;
+    for (const region_aggregate& a : run.regions) {
+      const memory_figures* figures = a.region == region ? memory_of(result, a.memory) : nullptr;
+      if (figures == nullptr) continue;
+      for (const device_memory& d : *figures) {
+        if (d.device != device) continue;
+        bytes += figure == memory_figure::allocated_bytes ? static_cast<std::int64_t>(d.allocated_bytes)
+                                                          : d.peak_allocated_bytes.value_or(0);
+      }
+    }
+    values.push_back(static_cast<double>(bytes));
+  }
+  return values;
+}
+
+/// The memory devices of `region` (npos: none) in `result`, and on which of them some run has a peak.
+void memory_devices(const analysis_result& result, std::size_t region, std::map<memory_device, bool>& devices) {
+  for (const run_result& run : result.runs) {
+    for (const region_aggregate& a : run.regions) {
+      const memory_figures* figures = a.region == region ? memory_of(result, a.memory) : nullptr;
+      if (figures == nullptr) continue;
+      for (const device_memory& d : *figures) {
+        devices[d.device] = devices[d.device] || d.peak_allocated_bytes.has_value();
+      }
+    }
+  }
+}
+
 /// Region id -> index into result.regions.
 std::unordered_map<std::string_view, std::size_t> region_index(const analysis_result& result) {
   std::unordered_map<std::string_view, std::size_t> index;
@@ -87,46 +125,50 @@ std::pair<std::vector<double>, std::vector<double>> test_scale(std::vector<doubl
 diff_entry compare(std::string domain, const side_values& a, const side_values& b, diff_test test) {
   diff_entry entry;
   entry.domain = std::move(domain);
-  entry.a_us = joined(a);
-  entry.b_us = joined(b);
-  entry.a_process_medians_us = process_medians(a);
-  entry.b_process_medians_us = process_medians(b);
+  entry.a_values = joined(a);
+  entry.b_values = joined(b);
+  entry.a_process_medians = process_medians(a);
+  entry.b_process_medians = process_medians(b);
   const bool processes = test == diff_test::student_t_log_process_medians;
-  const stats::summary sa = stats::summarize(processes ? entry.a_process_medians_us : entry.a_us);
-  const stats::summary sb = stats::summarize(processes ? entry.b_process_medians_us : entry.b_us);
-  entry.a_median_us = sa.median;
-  entry.b_median_us = sb.median;
-  entry.a_mad_us = sa.mad;
-  entry.b_mad_us = sb.mad;
-  entry.change_us = sb.median - sa.median;
-  if (sa.median != 0.0) entry.change_pct = 100.0 * entry.change_us / sa.median;
+  const stats::summary sa = stats::summarize(processes ? entry.a_process_medians : entry.a_values);
+  const stats::summary sb = stats::summarize(processes ? entry.b_process_medians : entry.b_values);
+  entry.a_median = sa.median;
+  entry.b_median = sb.median;
+  entry.a_mad = sa.mad;
+  entry.b_mad = sb.mad;
+  entry.change = sb.median - sa.median;
+  if (sa.median != 0.0) entry.change_pct = 100.0 * entry.change / sa.median;
   if (processes) {
-    const auto [la, lb] = test_scale(entry.a_process_medians_us, entry.b_process_medians_us);
+    const auto [la, lb] = test_scale(entry.a_process_medians, entry.b_process_medians);
     const stats::t_test_result t = stats::student_t(la, lb);
     entry.p_value = t.p_value;
-    const bool agree = (t.t > 0.0) == (entry.change_us > 0.0) && t.t != 0.0;
+    const bool agree = (t.t > 0.0) == (entry.change > 0.0) && t.t != 0.0;
     entry.p_one_sided = agree ? t.p_value / 2.0 : 1.0 - t.p_value / 2.0;
   } else {
-    const stats::mann_whitney_result u = stats::mann_whitney_u(entry.a_us, entry.b_us);
+    const stats::mann_whitney_result u = stats::mann_whitney_u(entry.a_values, entry.b_values);
     entry.p_value = u.p_value;
     entry.exact = u.exact;
   }
   return entry;
 }
 
-/// The verdict from p_holm (when set) or p_value, and the gate.
+/// The verdict from p_holm (when set) or p_value, and the gate: fail_if_slower for the times,
+/// fail_if_more_memory for the memory domains.
 void decide(diff_entry& entry, const diff_options& options, bool gated) {
+  const bool memory = is_memory_domain(entry.domain);
+  const diff_verdict up = memory ? diff_verdict::more : diff_verdict::slower;
   const double p = entry.p_holm.value_or(entry.p_value);
-  if (entry.change_us == 0.0) {
+  if (entry.change == 0.0) {
     entry.verdict = diff_verdict::unchanged;
   } else if (p < *options.alpha) {
-    entry.verdict = entry.change_us < 0.0 ? diff_verdict::faster : diff_verdict::slower;
+    entry.verdict = entry.change > 0.0 ? up : memory ? diff_verdict::less : diff_verdict::faster;
   } else {
     entry.verdict = diff_verdict::within_noise;
   }
-  // A slowdown from 0 (change_pct absent) is beyond any gate.
-  entry.gate_failed = gated && options.fail_if_slower.has_value() && entry.verdict == diff_verdict::slower &&
-                      (!entry.change_pct || *entry.change_pct > *options.fail_if_slower);
+  // A growth from 0 (change_pct absent) is beyond any gate.
+  const std::optional<double>& limit = memory ? options.fail_if_more_memory : options.fail_if_slower;
+  entry.gate_failed =
+      gated && limit.has_value() && entry.verdict == up && (!entry.change_pct || *entry.change_pct > *limit);
 }
 
 std::vector<double> totals(const analysis_result& result, const std::function<std::int64_t(const run_result&)>& pick) {
@@ -219,8 +261,14 @@ std::string_view to_string(diff_verdict verdict) noexcept {
     case diff_verdict::faster: return "faster";
     case diff_verdict::slower: return "slower";
     case diff_verdict::within_noise: return "within noise";
+    case diff_verdict::less: return "less";
+    case diff_verdict::more: return "more";
   }
   return "unchanged";
+}
+
+bool is_memory_domain(std::string_view domain) noexcept {
+  return domain.starts_with("allocated_bytes:") || domain.starts_with("peak_allocated_bytes:");
 }
 
 std::string_view to_string(diff_presence presence) noexcept {
@@ -334,6 +382,33 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
       off_thread = off_thread || any_off_thread(b_side[i].profile.result(), find_region(b_index[i], id));
     }
     if (off_thread) add("off_thread_cpu_time_us", [](const region_aggregate& t) { return t.off_thread_cpu_time_ns; });
+    // Rule 21: per memory device of the region in any profile, its allocated bytes and, where some run
+    // has one, its peak.
+    std::map<memory_device, bool> devices;
+    for (std::size_t i = 0; i < a_side.size(); ++i) {
+      memory_devices(a_side[i].profile.result(), find_region(a_index[i], id), devices);
+    }
+    for (std::size_t i = 0; i < b_side.size(); ++i) {
+      memory_devices(b_side[i].profile.result(), find_region(b_index[i], id), devices);
+    }
+    for (const auto& [memory_dev, has_peak] : devices) {
+      const memory_device on = memory_dev;
+      for (memory_figure figure : {memory_figure::allocated_bytes, memory_figure::peak_allocated_bytes}) {
+        if (figure == memory_figure::peak_allocated_bytes && !has_peak) continue;
+        const auto bytes = [&](std::span<const named_profile> profiles,
+                               const std::vector<std::unordered_map<std::string_view, std::size_t>>& index) {
+          side_values out;
+          for (std::size_t i = 0; i < profiles.size(); ++i) {
+            out.push_back(per_run_memory(profiles[i].profile.result(), find_region(index[i], id), on, figure));
+          }
+          return out;
+        };
+        const std::string name =
+            (figure == memory_figure::allocated_bytes ? "allocated_bytes:" : "peak_allocated_bytes:") +
+            memory_device_key(on);
+        region.domains.push_back(compare(name, bytes(a_side, a_index), bytes(b_side, b_index), test));
+      }
+    }
     diff.regions.push_back(std::move(region));
   }
 
@@ -369,36 +444,56 @@ profile_diff diff_profiles(std::string a_name, std::span<const named_profile> a_
     }
   }
 
-  // The gated entries: the run totals and the domains of regions in both sides (never tree paths), less
-  // those at 0 in every run of both sides (no time to compare: they can never be slower).
+  // The gated entries: the run totals and the time domains of regions in both sides (never tree paths),
+  // less those at 0 in every run of both sides (no time to compare: they can never be slower). With
+  // fail_if_more_memory, the regions' peaks are a second family of their own, chosen the same way.
   std::vector<diff_entry*> gated;
-  const auto gate = [&gated](diff_entry& entry) {
+  std::vector<diff_entry*> gated_memory;
+  const auto gate = [](std::vector<diff_entry*>& family, diff_entry& entry) {
     const auto zero = [](double v) { return v == 0.0; };
-    if (!std::all_of(entry.a_us.begin(), entry.a_us.end(), zero) || !std::all_of(entry.b_us.begin(), entry.b_us.end(), zero)) {
-      gated.push_back(&entry);
+    if (!std::all_of(entry.a_values.begin(), entry.a_values.end(), zero) ||
+        !std::all_of(entry.b_values.begin(), entry.b_values.end(), zero)) {
+      family.push_back(&entry);
     }
   };
-  for (diff_entry& entry : diff.run_totals) gate(entry);
+  const auto memory_gated = [&](const diff_entry& entry) {
+    return diff.options.fail_if_more_memory.has_value() && entry.domain.starts_with("peak_allocated_bytes:");
+  };
+  for (diff_entry& entry : diff.run_totals) gate(gated, entry);
   for (region_diff& region : diff.regions) {
     if (region.presence != diff_presence::both) continue;
-    for (diff_entry& entry : region.domains) gate(entry);
+    for (diff_entry& entry : region.domains) {
+      if (!is_memory_domain(entry.domain)) {
+        gate(gated, entry);
+      } else if (memory_gated(entry)) {
+        gate(gated_memory, entry);
+      }
+    }
   }
   diff.gated_entries = gated.size();
+  diff.gated_memory_entries = gated_memory.size();
   if (test == diff_test::student_t_log_process_medians) {
-    std::vector<double> p;
-    for (const diff_entry* entry : gated) p.push_back(entry->p_one_sided.value_or(1.0));
-    const std::vector<double> adjusted = stats::holm_adjust(p);
-    for (std::size_t i = 0; i < gated.size(); ++i) gated[i]->p_holm = adjusted[i];
+    for (const std::vector<diff_entry*>* family : {&gated, &gated_memory}) {
+      std::vector<double> p;
+      for (const diff_entry* entry : *family) p.push_back(entry->p_one_sided.value_or(1.0));
+      const std::vector<double> adjusted = stats::holm_adjust(p);
+      for (std::size_t i = 0; i < family->size(); ++i) (*family)[i]->p_holm = adjusted[i];
+    }
   }
   for (diff_entry& entry : diff.run_totals) decide(entry, diff.options, true);
   for (region_diff& region : diff.regions) {
-    for (diff_entry& entry : region.domains) decide(entry, diff.options, region.presence == diff_presence::both);
+    for (diff_entry& entry : region.domains) {
+      const bool both = region.presence == diff_presence::both;
+      decide(entry, diff.options, both && (!is_memory_domain(entry.domain) || memory_gated(entry)));
+    }
   }
   for (tree_path_diff& node : diff.tree) {
     // Not gated: a nested node's time is inside its topmost region's, which the regions gate.
     for (diff_entry& entry : node.domains) decide(entry, diff.options, false);
   }
-  for (const diff_entry* entry : gated) diff.gate_failed = diff.gate_failed || entry->gate_failed;
+  for (const diff_entry* entry : gated) diff.time_gate_failed = diff.time_gate_failed || entry->gate_failed;
+  for (const diff_entry* entry : gated_memory) diff.memory_gate_failed = diff.memory_gate_failed || entry->gate_failed;
+  diff.gate_failed = diff.time_gate_failed || diff.memory_gate_failed;
   return diff;
 }
 

@@ -19,10 +19,11 @@ namespace regionprof {
 
 /// What the change of one quantity from A to B is (docs/cli.md, "Verdicts"):
 /// - `unchanged`: the medians are equal;
-/// - `faster` / `slower`: p < alpha and B's median is below / above A's;
+/// - `faster` / `slower`: a time, p < alpha and B's median is below / above A's;
+/// - `less` / `more`: a memory figure (rule 21), p < alpha and B's median is below / above A's;
 /// - `within_noise`: the medians differ but p >= alpha.
-enum class diff_verdict : std::uint8_t { unchanged = 0, faster = 1, slower = 2, within_noise = 3 };
-/// "unchanged", "faster", "slower", "within noise".
+enum class diff_verdict : std::uint8_t { unchanged = 0, faster = 1, slower = 2, within_noise = 3, less = 4, more = 5 };
+/// "unchanged", "faster", "slower", "within noise", "less", "more".
 std::string_view to_string(diff_verdict verdict) noexcept;
 
 /// Whether a region is in both profiles, only in B (`added`), or only in A (`vanished`).
@@ -47,23 +48,30 @@ struct diff_options {
   /// Significance level: per entry for mann_whitney_u_runs (default 0.01); family-wise over the gated
   /// entries, per direction, for student_t_log_process_medians (default 0.05: rule 17). diff_profiles
   /// stores the level it used in profile_diff::options.
-  std::optional<double> alpha;
-  std::optional<double> fail_if_slower;   ///< gate, in percent of A's median
+  // `{}` initializers: `{.alpha = a, .fail_if_more_memory = m}` leaves the others out without
+  // -Wmissing-field-initializers.
+  std::optional<double> alpha{};
+  std::optional<double> fail_if_slower{};   ///< gate, in percent of A's median
+  /// Memory gate, in percent of A's median: a region's `peak_allocated_bytes:DEVICE` (rule 21) more by
+  /// beyond it, with p < alpha. Its entries are a Holm family of their own.
+  std::optional<double> fail_if_more_memory{};
 };
 
-/// One quantity (a region's CPU time, a run's wall time, ...) in A and in B. Times in us.
+/// One quantity (a region's CPU time, a run's wall time, a region's peak memory, ...) in A and in B, in
+/// the domain's unit: us for the times (`..._us`), bytes for memory (`allocated_bytes:cpu`,
+/// `peak_allocated_bytes:cuda:0`).
 struct diff_entry {
-  std::string domain;                    ///< JSON key: `cpu_time_us`, `device_time_us`, `wall_time_us`, ...
-  std::vector<double> a_us;              ///< per run of A, processes in order (0 where a run lacks the region)
-  std::vector<double> b_us;
-  std::vector<double> a_process_medians_us;  ///< per process (profile) of A, the median of its runs
-  std::vector<double> b_process_medians_us;
+  std::string domain;  ///< JSON key: `cpu_time_us`, `device_time_us`, `wall_time_us`, `peak_allocated_bytes:cpu`, ...
+  std::vector<double> a_values;  ///< per run of A, processes in order (0 where a run lacks the region)
+  std::vector<double> b_values;
+  std::vector<double> a_process_medians;  ///< per process (profile) of A, the median of its runs
+  std::vector<double> b_process_medians;
   /// The median of A's runs (one process) or of A's per-process medians (several).
-  double a_median_us = 0.0;
-  double b_median_us = 0.0;
-  double a_mad_us = 0.0;                 ///< MAD of what a_median_us is the median of
-  double b_mad_us = 0.0;
-  double change_us = 0.0;                ///< b_median - a_median
+  double a_median = 0.0;
+  double b_median = 0.0;
+  double a_mad = 0.0;     ///< MAD of what a_median is the median of
+  double b_mad = 0.0;
+  double change = 0.0;    ///< b_median - a_median
   std::optional<double> change_pct;      ///< 100 * change / a_median; absent when a_median is 0
   double p_value = 1.0;                  ///< two-sided, of the diff's test
   bool exact = false;                    ///< U: the exact distribution (else the normal approximation)
@@ -74,13 +82,21 @@ struct diff_entry {
   /// verdict of a gated entry uses it.
   std::optional<double> p_holm;
   diff_verdict verdict = diff_verdict::unchanged;
-  bool gate_failed = false;              ///< slower by more than fail_if_slower percent (and p < alpha)
+  /// Slower by more than fail_if_slower percent, or (a region's peak memory) more by more than
+  /// fail_if_more_memory percent, with p < alpha.
+  bool gate_failed = false;
 };
+
+/// True for the memory domains (`allocated_bytes:...`, `peak_allocated_bytes:...`): bytes, verdicts
+/// `less` / `more`.
+bool is_memory_domain(std::string_view domain) noexcept;
 
 struct region_diff {
   std::string region_id;
   diff_presence presence = diff_presence::both;
-  std::vector<diff_entry> domains;       ///< cpu_time_us, then device_time_us, off_thread_cpu_time_us
+  /// cpu_time_us, then device_time_us, off_thread_cpu_time_us; then per memory device (rule 21; `cpu`
+  /// first) `allocated_bytes:DEVICE` and, where some profile has a peak there, `peak_allocated_bytes:DEVICE`.
+  std::vector<diff_entry> domains;
 };
 
 /// One path of the region tree (`runs[].tree[].path`): its inclusive times, never gated (a nested node's
@@ -101,8 +117,11 @@ struct profile_diff {
   std::size_t b_runs = 0;
   diff_options options;
   diff_test test = diff_test::mann_whitney_u_runs;
-  /// The Holm family's size: run totals and domains of regions on both sides, less those at 0 in every run.
+  /// The Holm family's size: run totals and time domains of regions on both sides, less those at 0 in every run.
   std::size_t gated_entries = 0;
+  /// The memory gate's Holm family's size (fail_if_more_memory): the regions' peak entries on both sides,
+  /// less those at 0 in every run; 0 without the gate.
+  std::size_t gated_memory_entries = 0;
   /// The diff's own warnings: ONE_PROCESS_PER_SIDE when a side has a single process.
   std::vector<warning> warnings;
   std::vector<diff_entry> run_totals;    ///< wall_time_us, cpu_time_us, then device_time_us
@@ -111,7 +130,9 @@ struct profile_diff {
   /// Every path of either profile's trees, depth-first: a path before its extensions; siblings A's in
   /// first-seen order (runs in order), then B's new ones. Empty without has_tree.
   std::vector<tree_path_diff> tree;
-  bool gate_failed = false;              ///< some entry's gate_failed
+  bool gate_failed = false;              ///< some entry's gate_failed: time_ or memory_gate_failed
+  bool time_gate_failed = false;         ///< some time entry's gate_failed (fail_if_slower)
+  bool memory_gate_failed = false;       ///< some memory entry's gate_failed (fail_if_more_memory)
 };
 
 /// Compares side `a` (baseline, one profile per process) with side `b`, each side's profiles non-empty;

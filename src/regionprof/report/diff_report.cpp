@@ -31,11 +31,11 @@ json::array values_array(const std::vector<double>& values) {
 
 json::object entry_object(const diff_entry& entry) {
   json::object object;
-  object["a_median"] = entry.a_median_us;
-  object["b_median"] = entry.b_median_us;
-  object["a_mad"] = entry.a_mad_us;
-  object["b_mad"] = entry.b_mad_us;
-  object["change"] = entry.change_us;
+  object["a_median"] = entry.a_median;
+  object["b_median"] = entry.b_median;
+  object["a_mad"] = entry.a_mad;
+  object["b_mad"] = entry.b_mad;
+  object["change"] = entry.change;
   if (entry.change_pct) object["change_pct"] = *entry.change_pct;
   object["p_value"] = entry.p_value;
   object["p_exact"] = entry.exact;
@@ -43,10 +43,10 @@ json::object entry_object(const diff_entry& entry) {
   if (entry.p_holm) object["p_holm"] = *entry.p_holm;
   object["verdict"] = sv(to_string(entry.verdict));
   object["gate_failed"] = entry.gate_failed;
-  object["a_runs"] = values_array(entry.a_us);
-  object["b_runs"] = values_array(entry.b_us);
-  object["a_process_medians"] = values_array(entry.a_process_medians_us);
-  object["b_process_medians"] = values_array(entry.b_process_medians_us);
+  object["a_runs"] = values_array(entry.a_values);
+  object["b_runs"] = values_array(entry.b_values);
+  object["a_process_medians"] = values_array(entry.a_process_medians);
+  object["b_process_medians"] = values_array(entry.b_process_medians);
   return object;
 }
 
@@ -114,17 +114,18 @@ std::string domain_name(const std::string& domain) {
 }
 
 void add_row(table& rows, std::string name, const diff_entry& entry, diff_test test) {
-  rows.add({std::move(name), domain_name(entry.domain), fixed(entry.a_median_us, 3), fixed(entry.b_median_us, 3),
-            signed_fixed(entry.change_us, 3), entry.change_pct ? signed_fixed(*entry.change_pct, 2) + " %" : "-",
+  rows.add({std::move(name), domain_name(entry.domain), fixed(entry.a_median, 3), fixed(entry.b_median, 3),
+            signed_fixed(entry.change, 3), entry.change_pct ? signed_fixed(*entry.change_pct, 2) + " %" : "-",
             p_cell(entry, test), verdict_text(entry)});
 }
 
-table diff_table() {
+/// The columns of a diff table whose medians are in `unit` (`us`, or `bytes` for the memory table).
+table diff_table(const std::string& unit = "us") {
   return table({{"", false},
                 {"domain", false},
-                {"A median (us)", true},
-                {"B median (us)", true},
-                {"change (us)", true},
+                {"A median (" + unit + ")", true},
+                {"B median (" + unit + ")", true},
+                {"change (" + unit + ")", true},
                 {"change", true},
                 {"p", true},
                 {"verdict", false}});
@@ -186,6 +187,10 @@ std::string to_json(const profile_diff& diff) {
   root["gated_entries"] = diff.gated_entries;
   root["alpha"] = compare_detail::alpha_of(diff);
   if (diff.options.fail_if_slower) root["fail_if_slower_pct"] = *diff.options.fail_if_slower;
+  if (diff.options.fail_if_more_memory) {
+    root["fail_if_more_memory_pct"] = *diff.options.fail_if_more_memory;
+    root["gated_memory_entries"] = diff.gated_memory_entries;
+  }
   root["gate_failed"] = diff.gate_failed;
   root["run_totals"] = domains_object(diff.run_totals);
   json::array regions;
@@ -226,7 +231,12 @@ std::string to_markdown(const profile_diff& diff) {
   out += "- Test: " + compare_detail::test_text(diff) + "\n";
   if (diff.options.fail_if_slower) {
     out += "- Gate: slower by more than " + fixed(*diff.options.fail_if_slower, 2) + " % with p < alpha: " +
-           (diff.gate_failed ? "FAILED" : "passed") + "\n";
+           (diff.time_gate_failed ? "FAILED" : "passed") + "\n";
+  }
+  if (diff.options.fail_if_more_memory) {
+    out += "- Memory gate: a region's peak more by more than " + fixed(*diff.options.fail_if_more_memory, 2) +
+           " % with p < alpha (" + std::to_string(diff.gated_memory_entries) + " gated entries): " +
+           (diff.memory_gate_failed ? "FAILED" : "passed") + "\n";
   }
   out += "\n## Run totals\n\n";
   table totals = diff_table();
@@ -238,12 +248,20 @@ std::string to_markdown(const profile_diff& diff) {
     out += "No region in either profile.\n\n";
   } else {
     table rows = diff_table();
+    table memory = diff_table("bytes");
     for (const region_diff& region : diff.regions) {
       std::string name = code(region.region_id);
       if (region.presence != diff_presence::both) name += " (" + std::string(to_string(region.presence)) + ")";
-      for (const diff_entry& entry : region.domains) add_row(rows, name, entry, diff.test);
+      for (const diff_entry& entry : region.domains) {
+        add_row(is_memory_domain(entry.domain) ? memory : rows, name, entry, diff.test);
+      }
     }
     rows.render(out);
+    if (!memory.empty()) {
+      out += "## Memory\n\nPer region and device (docs/design.md, rule 21): allocated bytes and the peak total "
+             "allocated, per run.\n\n";
+      memory.render(out);
+    }
   }
   std::string added, vanished;
   for (const region_diff& region : diff.regions) {

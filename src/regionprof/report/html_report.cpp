@@ -70,9 +70,7 @@ std::string distributions(const analysis_result& result, bool device) {
                                {device ? "#e15759" : "#4e79a7"});
 }
 
-std::string summary_table(const analysis_result& result, std::optional<double> peak_bytes_per_second) {
-  const std::vector<report_detail::region_summary> summaries =
-      report_detail::summarize_regions(result, peak_bytes_per_second);
+std::string summary_table(const analysis_result& result, const std::vector<report_detail::region_summary>& summaries) {
   std::vector<std::string> titles{"region", "runs", "median CPU (us)", "CPU MAD (us)", "CPU cv"};
   if (result.has_device_data) {
     titles.push_back("median device (us)");
@@ -107,6 +105,41 @@ std::string summary_table(const analysis_result& result, std::optional<double> p
     }
     out += "</tr>";
   }
+  return out + "</tbody></table>";
+}
+
+/// A number of bytes as a sortable cell: the bytes (a median may end in .5), in binary units in its title.
+std::string bytes_cell(double bytes) {
+  return "<td class=\"n\" title=\"" + report_detail::bytes_text(bytes) + "\">" + report_detail::count_text(bytes) +
+         "</td>";
+}
+
+/// Memory per region (docs/design.md, rule 21), empty unless some owner has figures: per region, then the
+/// residual and the run total, one row per device with the medians of region_summary and run_summary.
+std::string memory_table(const analysis_result& result, const std::vector<report_detail::region_summary>& summaries) {
+  if (!report_detail::has_memory(result)) return {};
+  const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
+  if (!totals) return {};
+  std::string out = "<h2>Memory</h2><p>Per device, medians over all " + std::to_string(result.runs.size()) +
+                    " runs, a run without the region or without an event on the device counting as 0; the peak "
+                    "(the largest total allocated on the device while the region ran) is the median over the runs "
+                    "that have one. Bytes; hover a cell for KiB, MiB, GiB.</p><table class=\"sortable\">" +
+                    header_row({"region", "device", "median allocated (B)", "median freed (B)", "median allocations",
+                                "median frees", "median peak (B)"}) +
+                    "<tbody>";
+  const auto add = [&out](const std::string& name, const report_detail::memory_medians& medians) {
+    for (const report_detail::device_memory_median& m : medians) {
+      out += "<tr>" + cell(name) + cell(memory_device_key(m.device)) + bytes_cell(m.allocated_bytes) +
+             bytes_cell(m.freed_bytes) + cell(report_detail::count_text(m.allocations), true) +
+             cell(report_detail::count_text(m.frees), true) +
+             (m.peak_allocated_bytes ? bytes_cell(*m.peak_allocated_bytes) : cell("-", true)) + "</tr>";
+    }
+  };
+  for (const report_detail::region_summary& s : summaries) {
+    add("<code>" + html::escape(result.regions[s.region].id) + "</code>", s.memory);
+  }
+  add("(residual)", totals->residual_memory);
+  add("(run total)", totals->memory);
   return out + "</tbody></table>";
 }
 
@@ -200,7 +233,10 @@ std::string to_html_fragment(const Profile& profile, std::string_view id) {
           " runs; run marker <code>" + html::escape(options.run_marker.pattern) + "</code>; " +
           (result.has_device_data ? "CPU and device" : "CPU only (no device data)") + "; " +
           std::to_string(result.warnings.size()) + " warnings.</p>";
-  body += "<h2>Summary</h2>" + summary_table(result, report_detail::peak_memory_bandwidth(context));
+  const std::vector<report_detail::region_summary> summaries =
+      report_detail::summarize_regions(result, report_detail::peak_memory_bandwidth(context));
+  body += "<h2>Summary</h2>" + summary_table(result, summaries);
+  body += memory_table(result, summaries);  // rule 21
   if (!result.runs.empty()) {
     body += "<h2>CPU time per run</h2>" + legend(result) + run_bars(result, false);
     if (result.has_device_data) body += "<h2>Device time per run</h2>" + legend(result) + run_bars(result, true);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -93,6 +94,32 @@ json::object throughput_object(const report_detail::throughput& figures) {
   return object;
 }
 
+/// `memory` (rule 21): `{"cpu": {...}, "cuda:0": {...}}` by device ascending, each `{"allocated_bytes",
+/// "freed_bytes", "allocations", "frees"[, "peak_allocated_bytes"]}`: a run's figures (device_memory:
+/// integers) or their medians over the runs (device_memory_median: doubles). The one memory writer of
+/// runs, residuals, regions and summaries.
+template <typename DeviceFigures>
+json::object memory_object(const std::vector<DeviceFigures>& devices) {
+  json::object object;
+  for (const DeviceFigures& figures : devices) {
+    json::object entry;
+    entry["allocated_bytes"] = figures.allocated_bytes;
+    entry["freed_bytes"] = figures.freed_bytes;
+    entry["allocations"] = figures.allocations;
+    entry["frees"] = figures.frees;
+    if (figures.peak_allocated_bytes) entry["peak_allocated_bytes"] = *figures.peak_allocated_bytes;
+    object[sv(memory_device_key(figures.device))] = std::move(entry);
+  }
+  return object;
+}
+
+/// Adds `memory` to `entry` when the figures at `index` list some device.
+void add_memory(json::object& entry, const analysis_result& result, std::uint32_t index) {
+  if (const memory_figures* figures = report_detail::shown_memory(result, index)) {
+    entry["memory"] = memory_object(*figures);
+  }
+}
+
 json::object run_object(const run_result& run, const analysis_result& result,
                         std::optional<double> peak_bytes_per_second) {
   json::object timing;
@@ -121,6 +148,7 @@ json::object run_object(const run_result& run, const analysis_result& result,
       entry["work"] = work_object(*work);
       entry["throughput"] = throughput_object(report_detail::throughput_of(result, aggregate, peak_bytes_per_second));
     }
+    add_memory(entry, result, aggregate.memory);
     regions.push_back(std::move(entry));
   }
 
@@ -131,12 +159,14 @@ json::object run_object(const run_result& run, const analysis_result& result,
     residual["device_time_us"] = ns_to_us(*run.residual_device_ns);
     if (device_total) residual["device_time_fraction"] = fraction(*run.residual_device_ns, *run.device_time_ns);
   }
+  add_memory(residual, result, run.residual_memory);
 
   json::object entry;
   entry["run_index"] = run.run_index;
   entry["timing"] = std::move(timing);
   entry["regions"] = std::move(regions);
   entry["residual"] = std::move(residual);
+  add_memory(entry, result, run.memory);
   if (result.has_region_tree) entry["tree"] = report_detail::tree_json(run, result);  // rule 14
   return entry;
 }
@@ -219,6 +249,8 @@ json::object run_summary_object(const analysis_result& result) {
   if (summary->device_span) object["device_span_us"] = stats_object(*summary->device_span);
   object["residual_cpu_time_us"] = stats_object(summary->residual_cpu);
   if (summary->residual_device) object["residual_device_time_us"] = stats_object(*summary->residual_device);
+  if (!summary->memory.empty()) object["memory"] = memory_object(summary->memory);  // rule 21
+  if (!summary->residual_memory.empty()) object["residual_memory"] = memory_object(summary->residual_memory);
   return object;
 }
 
@@ -231,6 +263,7 @@ json::object region_summary_object(const analysis_result& result, const report_d
   if (summary.device) entry["device_time_us"] = stats_object(*summary.device);
   if (summary.off_thread) entry["off_thread_cpu_time_us"] = stats_object(*summary.off_thread);
   if (!summary.median_throughput.empty()) entry["throughput"] = throughput_object(summary.median_throughput);
+  if (!summary.memory.empty()) entry["memory"] = memory_object(summary.memory);  // rule 21
   return entry;
 }
 

@@ -198,6 +198,40 @@ void summary_section(std::string& out, const analysis_result& result, const std:
   out += "\n\n";
 }
 
+/// `## Memory` (docs/design.md, rule 21), only when some owner has memory figures: per region, then the
+/// residual and the run total, one row per device with the medians of region_summary and run_summary.
+void memory_section(std::string& out, const analysis_result& result, const std::vector<region_summary>& summaries) {
+  if (!report_detail::has_memory(result)) return;
+  const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
+  if (!totals) return;
+  out += "## Memory\n\n";
+  table rows({{"region", false},
+              {"device", false},
+              {"median allocated", true},
+              {"median freed", true},
+              {"median allocations", true},
+              {"median frees", true},
+              {"median peak", true}});
+  const auto add = [&rows](const std::string& name, const report_detail::memory_medians& medians) {
+    for (const report_detail::device_memory_median& m : medians) {
+      rows.add({name, memory_device_key(m.device), report_detail::bytes_text(m.allocated_bytes),
+                report_detail::bytes_text(m.freed_bytes), report_detail::count_text(m.allocations),
+                report_detail::count_text(m.frees),
+                m.peak_allocated_bytes ? report_detail::bytes_text(*m.peak_allocated_bytes) : "-"});
+    }
+  };
+  for (const region_summary& summary : summaries) {
+    add(code(result.regions[summary.region].id, max_region_id_chars), summary.memory);
+  }
+  add("(residual)", totals->residual_memory);
+  add("(run total)", totals->memory);
+  rows.render(out);
+  out += "Per device, medians over all " + std::to_string(result.runs.size()) +
+         " runs, a run without the region or without an event on the device counting as 0; the peak (the "
+         "largest total allocated on the device while the region ran) is the median over the runs that have "
+         "one (`-`: none). 1 KiB = 1024 bytes.\n\n";
+}
+
 void runs_section(std::string& out, const analysis_result& result, const std::function<void()>& spill) {
   out += "## Runs\n\n";
   if (result.runs.empty()) {
@@ -400,6 +434,7 @@ void write_markdown_report(std::string& out, std::ostream* stream, const analysi
   };
   overview(out, result, source, options, context);
   summary_section(out, result, summaries);
+  memory_section(out, result, summaries);  // rule 21
   flush();
   runs_section(out, result, stream != nullptr ? std::function<void()>(flush) : std::function<void()>());
   flush();

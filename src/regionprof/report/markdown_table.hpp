@@ -43,6 +43,8 @@ class table {
 
   /// Precondition: one cell per column.
   void add(std::vector<std::string> row);
+  /// True before the first add().
+  bool empty() const noexcept { return cell_ends_.empty(); }
   /// Appends the table and a blank line; with `spill`, calls it whenever `out` holds 1 MiB or more (it
   /// writes `out` somewhere and clears it), so a long table never stands whole in memory.
   void render(std::string& out, const std::function<void()>& spill = {}) const;

@@ -40,9 +40,10 @@ struct markdown_options {
 std::string to_json(const Profile& profile);
 
 /// A Markdown view that reads top-down: overview; summary (per region the median CPU and device time
-/// over runs, share of the run, MAD and cv); runs; regions; per-run attribution with a residual row
-/// (limited by markdown_options::runs_detail); key averages; warnings. Tables are padded to their
-/// column widths; times in us with 3 decimals, shares in % with 2.
+/// over runs, share of the run, MAD and cv); memory (per region and device the medians of its memory
+/// figures, docs/design.md rule 21, only when some run has them); runs; regions; per-run attribution
+/// with a residual row (limited by markdown_options::runs_detail); key averages; warnings. Tables are
+/// padded to their column widths; times in us with 3 decimals, shares in % with 2.
 ///
 /// ```
 /// std::cout << regionprof::to_markdown(profile, regionprof::markdown_options{.runs_detail = 3});
@@ -74,6 +75,23 @@ std::string to_html_fragment(const Profile& profile, std::string_view id);
 /// std::cout << regionprof::to_terminal_table(profile, isatty(1) && !std::getenv("NO_COLOR"));
 /// ```
 std::string to_terminal_table(const Profile& profile, bool colour, std::size_t width = 100);
+
+/// One row of the memory table (docs/design.md, rule 21; Python's `to_pandas(table="memory")`): one
+/// owner's memory figures on one device in one run.
+struct memory_row {
+  std::size_t run_index = 0;
+  std::string_view owner;  ///< a region id, `(residual)` or `(run total)`; valid while the profile is
+  device_memory figures;
+};
+
+/// Per run, in run order: its regions' memory figures (in the run's region order), its residual's, then
+/// the run's own (`(run total)`), each owner's devices ascending; an owner without figures has no row, so
+/// a profile without memory events has none.
+///
+/// ```
+/// for (const regionprof::memory_row& row : regionprof::memory_rows(profile)) use(row.owner, row.figures);
+/// ```
+std::vector<memory_row> memory_rows(const Profile& profile);
 
 /// Writes `source` as a Chrome trace (JSON object with `traceEvents`) in torch.profiler's conventions,
 /// loadable by Perfetto and chrome://tracing, and read back exactly by the Kineto importer.

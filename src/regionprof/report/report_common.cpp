@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <ctime>
 #include <iterator>
 #include <stdexcept>
+#include <utility>
 
 #ifndef REGIONPROF_VERSION
 #error "REGIONPROF_VERSION must be defined by the build (CMake PROJECT_VERSION)"
@@ -59,6 +61,79 @@ void check_region_indices(const analysis_result& result) {
 std::string_view region_ops_owner(const analysis_result& result, const region_op_rows& entry) {
   return entry.region == region_op_rows::residual ? region_op_rows::residual_id
                                                   : std::string_view(result.regions[entry.region].id);
+}
+
+const memory_figures* shown_memory(const analysis_result& result, std::uint32_t index) noexcept {
+  const memory_figures* figures = memory_of(result, index);
+  return figures != nullptr && !figures->empty() ? figures : nullptr;
+}
+
+bool has_memory(const analysis_result& result) noexcept {
+  if (result.memory.empty()) return false;
+  return std::any_of(result.runs.begin(), result.runs.end(), [&result](const run_result& run) {
+    return shown_memory(result, run.memory) != nullptr || shown_memory(result, run.residual_memory) != nullptr ||
+           std::any_of(run.regions.begin(), run.regions.end(), [&result](const region_aggregate& aggregate) {
+             return shown_memory(result, aggregate.memory) != nullptr;
+           });
+  });
+}
+
+memory_medians median_memory(const std::vector<const memory_figures*>& per_run) {
+  std::vector<memory_device> devices;
+  for (const memory_figures* figures : per_run) {
+    if (figures == nullptr) continue;
+    for (const device_memory& entry : *figures) devices.push_back(entry.device);
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  memory_medians out;
+  out.reserve(devices.size());
+  std::array<std::vector<double>, 4> sums;  // allocated, freed, allocations, frees: one value per run
+  std::vector<double> peaks;                // one value per run that has a peak
+  for (const memory_device device : devices) {
+    for (std::vector<double>& values : sums) values.clear();
+    peaks.clear();
+    for (const memory_figures* figures : per_run) {
+      const device_memory* found = nullptr;
+      if (figures != nullptr) {
+        const auto at = std::find_if(figures->begin(), figures->end(),
+                                     [device](const device_memory& entry) { return entry.device == device; });
+        if (at != figures->end()) found = &*at;
+      }
+      // Exact below 2^53 bytes (8 PiB).
+      sums[0].push_back(found != nullptr ? static_cast<double>(found->allocated_bytes) : 0.0);
+      sums[1].push_back(found != nullptr ? static_cast<double>(found->freed_bytes) : 0.0);
+      sums[2].push_back(found != nullptr ? static_cast<double>(found->allocations) : 0.0);
+      sums[3].push_back(found != nullptr ? static_cast<double>(found->frees) : 0.0);
+      if (found != nullptr && found->peak_allocated_bytes) {
+        peaks.push_back(static_cast<double>(*found->peak_allocated_bytes));
+      }
+    }
+    out.push_back({device, stats::median(sums[0]), stats::median(sums[1]), stats::median(sums[2]),
+                   stats::median(sums[3]), peaks.empty() ? std::nullopt : std::optional<double>(stats::median(peaks))});
+  }
+  return out;
+}
+
+std::string count_text(double count) {
+  const bool whole = count == std::floor(count);
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, count, std::chars_format::fixed, whole ? 0 : 1).ptr;
+  return std::string(buffer, end);
+}
+
+std::string bytes_text(double bytes) {
+  if (bytes < 1024.0) return count_text(bytes) + " B";
+  static constexpr const char* units[] = {" KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
+  double value = bytes / 1024.0;
+  std::size_t unit = 0;
+  while (unit + 1 < std::size(units) && value >= 1023.995) {  // never `1024.00 KiB`
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 2).ptr;
+  return std::string(buffer, end) + units[unit];
 }
 
 namespace {
@@ -159,6 +234,23 @@ std::vector<region_summary> summarize_regions(const analysis_result& result, std
     if (result.has_device_data) summary.device = summarize_ns(device[r]);
     if (has_off_thread[r]) summary.off_thread = summarize_ns(off_thread[r]);
   }
+  if (has_memory(result)) {
+    // Rule 21: per region, its figures in each run (nullptr where the run lacks the region or figures).
+    std::vector<const memory_figures*> per_run(runs);
+    std::vector<std::vector<std::pair<std::size_t, const memory_figures*>>> seen(region_count);
+    for (std::size_t i = 0; i < runs; ++i) {
+      for (const region_aggregate& aggregate : result.runs[i].regions) {
+        const memory_figures* figures = shown_memory(result, aggregate.memory);
+        if (figures != nullptr) seen[aggregate.region].emplace_back(i, figures);
+      }
+    }
+    for (std::size_t r = 0; r < region_count; ++r) {
+      if (seen[r].empty()) continue;
+      std::fill(per_run.begin(), per_run.end(), nullptr);
+      for (const auto& [i, figures] : seen[r]) per_run[i] = figures;
+      summaries[r].memory = median_memory(per_run);
+    }
+  }
   if (has_declared_work(result)) {
     // Rule 18: per region and figure, the median over the runs that have the figure.
     std::vector<std::vector<throughput>> series(region_count);
@@ -197,7 +289,9 @@ std::optional<run_summary> summarize_runs(const analysis_result& result) {
                   std::nullopt,
                   std::nullopt,
                   series([](const run_result& r) { return r.residual_cpu_ns; }),
-                  std::nullopt};
+                  std::nullopt,
+                  {},
+                  {}};
   if (result.has_device_data) {
     out.residual_device = series([](const run_result& r) { return r.residual_device_ns.value_or(0); });
     const auto all = [&](auto field) {
@@ -207,7 +301,39 @@ std::optional<run_summary> summarize_runs(const analysis_result& result) {
     if (all(&run_result::device_busy_ns)) out.device_busy = series([](const run_result& r) { return r.device_busy_ns.value_or(0); });
     if (all(&run_result::device_span_ns)) out.device_span = series([](const run_result& r) { return r.device_span_ns.value_or(0); });
   }
+  if (has_memory(result)) {  // rule 21
+    std::vector<const memory_figures*> per_run;
+    per_run.reserve(result.runs.size());
+    for (const run_result& run : result.runs) per_run.push_back(shown_memory(result, run.memory));
+    out.memory = median_memory(per_run);
+    per_run.clear();
+    for (const run_result& run : result.runs) per_run.push_back(shown_memory(result, run.residual_memory));
+    out.residual_memory = median_memory(per_run);
+  }
   return out;
 }
 
 }  // namespace regionprof::report_detail
+
+namespace regionprof {
+
+std::vector<memory_row> memory_rows(const Profile& profile) {
+  const analysis_result& result = profile.result();
+  report_detail::check_region_indices(result);
+  std::vector<memory_row> rows;
+  const auto add = [&](std::size_t run_index, std::string_view owner, std::uint32_t index) {
+    if (const memory_figures* figures = report_detail::shown_memory(result, index)) {
+      for (const device_memory& entry : *figures) rows.push_back({run_index, owner, entry});
+    }
+  };
+  for (const run_result& run : result.runs) {
+    for (const region_aggregate& aggregate : run.regions) {
+      add(run.run_index, result.regions[aggregate.region].id, aggregate.memory);
+    }
+    add(run.run_index, region_op_rows::residual_id, run.residual_memory);
+    add(run.run_index, "(run total)", run.memory);
+  }
+  return rows;
+}
+
+}  // namespace regionprof

@@ -89,6 +89,40 @@ bool has_declared_work(const analysis_result& result);
 /// A rate for the views: 3 decimals and an SI prefix (k, M, G, T, P, E), e.g. `1.250 G` for 1.25e9.
 std::string rate_text(double per_second);
 
+/// One device's medians over the runs of a series of memory figures (docs/design.md, rule 21; report
+/// `region_summary[k].memory`, `run_summary.memory`, `run_summary.residual_memory`). The four sums are
+/// medians over every run, a run without an event on the device (or without the owner) counting as 0;
+/// the peak is the median over the runs that have one, absent when none has. Bytes and counts; a median
+/// of an even count is the mean of the two middle values (exact below 2^53).
+struct device_memory_median {
+  memory_device device = cpu_memory;
+  double allocated_bytes = 0.0;
+  double freed_bytes = 0.0;
+  double allocations = 0.0;
+  double frees = 0.0;
+  std::optional<double> peak_allocated_bytes;
+};
+/// By device ascending; empty when no run has figures.
+using memory_medians = std::vector<device_memory_median>;
+
+/// The figures at `index` (memory_of) when they list some device; nullptr when absent or empty, which
+/// every view shows as no figures.
+const memory_figures* shown_memory(const analysis_result& result, std::uint32_t index) noexcept;
+
+/// True when some run, residual or region aggregate has figures to show (shown_memory): the views'
+/// memory sections and the summaries' medians. Without memory events: false after one test.
+bool has_memory(const analysis_result& result) noexcept;
+
+/// The medians of `per_run` (one entry per run of the analysis; nullptr: no figures in that run).
+memory_medians median_memory(const std::vector<const memory_figures*>& per_run);
+
+/// Bytes for the views in binary units with 2 decimals (`32.00 KiB`, `1.50 MiB`; KiB = 1024 B), below
+/// 1 KiB as `512 B` (a median of an even count may be `512.5 B`).
+std::string bytes_text(double bytes);
+
+/// A count for the views: whole as an integer (`3`), a median between two counts with 1 decimal (`2.5`).
+std::string count_text(double count);
+
 /// One region across all runs (report `region_summary[i]`).
 struct region_summary {
   std::uint32_t region = 0;        ///< index into analysis_result::regions
@@ -100,6 +134,8 @@ struct region_summary {
   /// Rule 18: each figure the median over the runs in which it is present (not a run without it as 0);
   /// absent when no run has it.
   throughput median_throughput;
+  /// Rule 21: per device, the medians of the region's memory figures over the runs.
+  memory_medians memory;
 };
 
 /// One entry per analysis_result::regions, in that order. Empty when there are no runs. The throughput
@@ -118,6 +154,8 @@ struct run_summary {
   std::optional<run_stats> device_span;  ///< iff every run has it
   run_stats residual_cpu;                ///< the runs' residual CPU time (time no region owned)
   std::optional<run_stats> residual_device;  ///< iff the analysis has device data (a run without: 0)
+  memory_medians memory;           ///< rule 21: the runs' memory figures, per device
+  memory_medians residual_memory;  ///< rule 21: their residuals' (never a peak)
 };
 
 /// The run totals' statistics; nullopt when there are no runs.

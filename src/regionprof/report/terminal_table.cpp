@@ -2,6 +2,7 @@
 // its share of the run; ANSI colour only when the caller asks for it.
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regionprof/report/html_page.hpp"
@@ -65,6 +66,50 @@ void append_region_ops(std::string& out, const analysis_result& result, const Pa
       out += line + "\n";
     }
     if (entry.rows.size() > shown) out += "  ... " + std::to_string(entry.rows.size() - shown) + " more\n";
+  }
+}
+
+/// Memory per region (docs/design.md, rule 21), only when some owner has figures: per region, then the
+/// residual and the run total, one line per device with the medians of region_summary and run_summary.
+template <typename Paint>
+void append_memory(std::string& out, const analysis_result& result,
+                   const std::vector<report_detail::region_summary>& summaries,
+                   const report_detail::run_summary& totals, const Paint& paint) {
+  if (!report_detail::has_memory(result)) return;
+  struct memory_line {
+    std::string name;
+    std::string_view colour;
+    const report_detail::device_memory_median* medians;
+  };
+  std::vector<memory_line> lines;
+  for (const report_detail::region_summary& s : summaries) {
+    for (const auto& m : s.memory) {
+      const std::string_view colour = colours[s.region % std::size(colours)];
+      lines.push_back({report_detail::clean(result.regions[s.region].id, 40), colour, &m});
+    }
+  }
+  for (const auto& m : totals.residual_memory) lines.push_back({"(residual)", grey, &m});
+  for (const auto& m : totals.memory) lines.push_back({"(run total)", bold, &m});
+  std::size_t name_width = std::string_view("region").size();
+  for (const memory_line& l : lines) name_width = std::max(name_width, display_width(l.name));
+  constexpr std::size_t device_width = 7;
+  constexpr std::size_t number_width = 12;
+  out += "\n" + paint(bold, "memory per region: medians over " + std::to_string(result.runs.size()) +
+                                 " runs (no event: 0); peak: over the runs with one") +
+         "\n";
+  out += paint(bold, pad("region", name_width, false) + "  " + pad("device", device_width, false) + "  " +
+                         pad("allocated", number_width, true) + "  " + pad("freed", number_width, true) + "  " +
+                         pad("allocs", number_width, true) + "  " + pad("peak", number_width, true)) +
+         "\n";
+  for (const memory_line& l : lines) {
+    const report_detail::device_memory_median& m = *l.medians;
+    out += paint(l.colour, pad(l.name, name_width, false)) + "  " +
+           pad(memory_device_key(m.device), device_width, false) + "  " +
+           pad(report_detail::bytes_text(m.allocated_bytes), number_width, true) + "  " +
+           pad(report_detail::bytes_text(m.freed_bytes), number_width, true) + "  " +
+           pad(report_detail::count_text(m.allocations), number_width, true) + "  " +
+           pad(m.peak_allocated_bytes ? report_detail::bytes_text(*m.peak_allocated_bytes) : "-", number_width, true) +
+           "\n";
   }
 }
 
@@ -168,6 +213,7 @@ std::string to_terminal_table(const Profile& profile, bool colour, std::size_t w
     out += " % of peak BW: device bytes/s over the GPUs' peak memory bandwidth.";
   }
   out += "\n";
+  append_memory(out, result, summaries, *totals, paint);  // rule 21
   append_region_ops(out, result, paint, width);
   return out;
 }

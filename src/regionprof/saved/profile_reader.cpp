@@ -254,6 +254,45 @@ class reader {
     return at->second;
   }
 
+  /// `memory` of a run, a residual or a region in a run (docs/design.md, rule 21): per device key (`cpu`,
+  /// `cuda:N`) the four sums (unsigned integers, required) and `peak_allocated_bytes` (a non-negative
+  /// integer below 2^63, optional), stored by device ascending. The index of the figures in
+  /// result.memory; no_memory when the key is absent or `{}`.
+  std::uint32_t memory(const json::object& owner, const json_location& at, analysis_result& result) const {
+    const json::object* object = optional_object(owner, at, "memory");
+    if (object == nullptr || object->empty()) return no_memory;
+    const json_location memory_at = at.member("memory");
+    memory_figures figures;
+    figures.reserve(object->size());
+    for (const auto& member : *object) {
+      const std::string_view key(member.key().data(), member.key().size());
+      const json_location device_at = memory_at.member(key);
+      const std::optional<memory_device> device = parse_memory_device_key(key);
+      if (!device) fail(device_at, "unknown memory device (expected cpu or cuda:N, N in 0..32767)");
+      const json::object& entry = as_object(member.value(), device_at);
+      device_memory& figure = figures.emplace_back();
+      figure.device = *device;
+      for (auto [name, sum] : {std::pair{"allocated_bytes", &device_memory::allocated_bytes},
+                               std::pair{"freed_bytes", &device_memory::freed_bytes},
+                               std::pair{"allocations", &device_memory::allocations},
+                               std::pair{"frees", &device_memory::frees}}) {
+        figure.*sum = as_unsigned(required_member(entry, device_at, name), device_at.member(name));
+      }
+      if (const json::value* peak = optional_member(entry, "peak_allocated_bytes")) {
+        const json_location peak_at = device_at.member("peak_allocated_bytes");
+        const std::uint64_t bytes = as_unsigned(*peak, peak_at);
+        if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          fail(peak_at, "above 2^63 - 1");
+        }
+        figure.peak_allocated_bytes = static_cast<std::int64_t>(bytes);
+      }
+    }
+    std::sort(figures.begin(), figures.end(),
+              [](const device_memory& a, const device_memory& b) { return a.device < b.device; });
+    result.memory.push_back(std::move(figures));
+    return static_cast<std::uint32_t>(result.memory.size() - 1);
+  }
+
   region_aggregate region_time(const json::value& value, const json_location& at, analysis_result& result) {
     const json::object& object = as_object(value, at);
     region_aggregate region;
@@ -275,6 +314,7 @@ class reader {
       region.work = static_cast<std::uint32_t>(result.work.size());
       result.work.push_back(declared);
     }
+    region.memory = memory(object, at, result);
     return region;
   }
 
@@ -350,6 +390,8 @@ class reader {
     const json::object& residual = as_object(required_member(object, at, "residual"), residual_at);
     run.residual_cpu_ns = as_ns(required_member(residual, residual_at, "cpu_time_us"), residual_at.member("cpu_time_us"));
     run.residual_device_ns = optional_ns(residual, residual_at, "device_time_us");
+    run.residual_memory = memory(residual, residual_at, result);
+    run.memory = memory(object, at, result);
     return run;
   }
 

@@ -71,9 +71,11 @@ Profile read_profile(const std::string& path);
 /// is an error. What is read, and how:
 /// - times are integer ns converted exactly from the decimal text of the microseconds in the file
 ///   (`1234.567` -> 1234567 ns; beyond 3 decimals, rounded half to even), never through a double;
-/// - `runs` (timing and `timing.devices`, regions, residual, `tree`), `regions`, `profiler.key_averages`
-///   and `warnings` become the analysis_result (a region id seen only in `runs` gets its kind and name
-///   split at the first ':'; a warning whose code or source regionprof does not know is left out);
+/// - `runs` (timing and `timing.devices`, regions, residual, `tree`, and the `memory` of runs, residuals
+///   and regions, rule 21: a device key other than `cpu` or `cuda:N`, a negative or non-integer figure
+///   is an error naming the key), `regions`, `profiler.key_averages` and `warnings` become the
+///   analysis_result (a region id seen only in `runs` gets its kind and name split at the first ':'; a
+///   warning whose code or source regionprof does not know is left out);
 ///   has_device_data: a run with `device_time_us`, `CUDA` in `profiler.activities` or a
 ///   `device_time_total` view; has_region_tree: a run with `tree`, or `tree_summary`;
 /// - `config` becomes the analysis options (run marker and region rules; a run marker other than the

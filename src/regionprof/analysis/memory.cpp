@@ -1,0 +1,228 @@
+// Memory per region (docs/design.md, rule 21): the events' order per thread, each event's owner (placed
+// during its thread's walk, thread_walk.cpp), the sums per owner and device, the peaks over the topmost
+// instances' and the runs' spans, and the figures of the result.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "regionprof/analysis/engine.hpp"
+
+namespace regionprof::detail::attribution {
+
+namespace {
+
+constexpr std::uint64_t aggregate_code(aggregate_index aggregate) noexcept {
+  return 3 * std::uint64_t{aggregate.index()};
+}
+constexpr std::uint64_t residual_code(run_index run) noexcept { return 3 * std::uint64_t{run.index()} + 1; }
+constexpr std::uint64_t run_peak_code(run_index run) noexcept { return 3 * std::uint64_t{run.index()} + 2; }
+
+/// |bytes| as an unsigned count (exact for INT64_MIN too).
+constexpr std::uint64_t magnitude(std::int64_t bytes) noexcept {
+  return bytes < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(bytes) : static_cast<std::uint64_t>(bytes);
+}
+
+/// Range maximum over one device's totals in time order: a bottom-up segment tree, 2 n values.
+class max_tree {
+ public:
+  explicit max_tree(std::vector<std::pair<std::int64_t, std::int64_t>> events)  // (time, total), any order
+      : times_(events.size()), values_(2 * events.size()) {
+    std::sort(events.begin(), events.end());
+    const std::size_t n = events.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      times_[i] = events[i].first;
+      values_[n + i] = events[i].second;
+    }
+    for (std::size_t i = n; i-- > 1;) values_[i] = std::max(values_[2 * i], values_[2 * i + 1]);
+  }
+
+  /// The largest total of an event at a time in [start, end] ns, or false when none is.
+  bool max_in(std::int64_t start, std::int64_t end, std::int64_t& out) const noexcept {
+    const std::size_t n = times_.size();
+    std::size_t lo = static_cast<std::size_t>(std::lower_bound(times_.begin(), times_.end(), start) - times_.begin());
+    std::size_t hi = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), end) - times_.begin());
+    if (lo >= hi) return false;
+    std::int64_t best = values_[n + lo];
+    for (lo += n, hi += n; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) best = std::max(best, values_[lo++]);
+      if (hi & 1) best = std::max(best, values_[--hi]);
+    }
+    out = best;
+    return true;
+  }
+
+ private:
+  std::vector<std::int64_t> times_;
+  std::vector<std::int64_t> values_;
+};
+
+/// Adds `d`'s four sums (and its peak, the larger) to `into`'s entry of its device, kept by device.
+void add_figures(memory_figures& into, const device_memory& d) {
+  auto at = std::lower_bound(into.begin(), into.end(), d.device,
+                             [](const device_memory& m, memory_device device) { return m.device < device; });
+  if (at == into.end() || at->device != d.device) at = into.insert(at, device_memory{.device = d.device});
+  at->allocated_bytes += d.allocated_bytes;
+  at->freed_bytes += d.freed_bytes;
+  at->allocations += d.allocations;
+  at->frees += d.frees;
+  if (d.peak_allocated_bytes) {
+    const std::int64_t peak = *d.peak_allocated_bytes;
+    at->peak_allocated_bytes = std::max(at->peak_allocated_bytes.value_or(peak), peak);
+  }
+}
+
+}  // namespace
+
+void engine::order_memory_events() {
+  const std::vector<memory_event>& events = in_.memory_events;
+  if (events.empty()) return;
+  memory_thread_begin_.assign(thread_count_ + 2, 0);
+  for (const memory_event& e : events) {
+    ++memory_thread_begin_[e.thread + 2];
+    memory_peaks_ = memory_peaks_ || e.total_allocated != memory_event::no_total;
+  }
+  for (std::size_t t = 2; t < memory_thread_begin_.size(); ++t) memory_thread_begin_[t] += memory_thread_begin_[t - 1];
+  memory_order_.resize(events.size());
+  for (std::uint32_t i = 0; i < events.size(); ++i) memory_order_[memory_thread_begin_[events[i].thread + 1]++] = i;
+  memory_thread_begin_.pop_back();  // now each thread's begin, and one past the last thread's end
+  for (std::size_t t = 0; t + 1 < memory_thread_begin_.size(); ++t) {
+    auto first = memory_order_.begin() + memory_thread_begin_[t];
+    auto last = memory_order_.begin() + memory_thread_begin_[t + 1];
+    auto by_time = [&](std::uint32_t a, std::uint32_t b) { return events[a].time_ns < events[b].time_ns; };
+    if (!std::is_sorted(first, last, by_time)) std::stable_sort(first, last, by_time);
+  }
+}
+
+void engine::place_memory_event(std::uint32_t event, std::uint32_t thread, ownership state, run_index run,
+                                aggregate_index aggregate, bool lookups) {
+  if (state == ownership::none) {
+    // No interval of a run is open on this thread: rule 9 decides by the marker intervals of other threads.
+    const run_index code = lookups ? lookup_.find(thread, in_.memory_events[event].time_ns) : run_index{no_run::none};
+    if (!code.is_index()) return;  // in no run, or in a skipped one
+    state = options_.cross_thread ? ownership::off_thread : ownership::off_counted;
+    run = code;
+    aggregate = no_aggregate::none;
+  }
+  if (state == ownership::off_counted) {
+    ++off_thread_memory_events_;
+    if (std::find(off_threads_.begin(), off_threads_.end(), thread) == off_threads_.end()) {
+      off_threads_.push_back(thread);
+    }
+    return;
+  }
+  if (!owned(state)) return;  // a skipped run's
+  if (state == ownership::off_thread && !aggregate.is_index()) {
+    side_of(run).pending_memory_events.push_back({event, in_.memory_events[event].time_ns});  // resolve_pending()
+    any_pending_ = true;
+    return;
+  }
+  own_memory_event(event, run, aggregate);
+}
+
+memory_entry& engine::memory_entry_of(std::uint64_t code, memory_device device) {
+  const std::uint64_t key = memory_key(code, device);
+  auto [at, added] = memory_entry_index_.try_emplace(key, static_cast<std::uint32_t>(memory_entries_.size()));
+  if (added) memory_entries_.push_back({key, device_memory{.device = device}});
+  return memory_entries_[at->second];
+}
+
+void engine::own_memory_event(std::uint32_t event, run_index run, aggregate_index aggregate) {
+  const memory_event& e = in_.memory_events[event];
+  if (e.kind == memory_event_kind::out_of_memory) {
+    ++out_of_memory_events_;
+    if (first_out_of_memory_ == no_instance || e.time_ns < in_.memory_events[first_out_of_memory_].time_ns) {
+      first_out_of_memory_ = event;
+      first_out_of_memory_run_ = run;
+      first_out_of_memory_owner_ = aggregate;
+    }
+    return;
+  }
+  const std::uint64_t code = aggregate.is_index() ? aggregate_code(aggregate) : residual_code(run);
+  device_memory& d = memory_entry_of(code, e.device).figures;
+  if (e.kind == memory_event_kind::allocation) {
+    d.allocated_bytes += magnitude(e.bytes);
+    ++d.allocations;
+  } else {
+    d.freed_bytes += magnitude(e.bytes);
+    ++d.frees;
+  }
+}
+
+void engine::add_memory_peaks() {
+  if (!memory_peaks_) return;
+  std::vector<std::pair<memory_device, max_tree>> trees;
+  {
+    std::vector<memory_device> devices;
+    for (const memory_event& e : in_.memory_events) {
+      if (e.total_allocated != memory_event::no_total) devices.push_back(e.device);
+    }
+    std::sort(devices.begin(), devices.end());
+    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+    for (memory_device device : devices) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> totals;
+      for (const memory_event& e : in_.memory_events) {
+        if (e.device == device && e.total_allocated != memory_event::no_total) {
+          totals.emplace_back(e.time_ns, e.total_allocated);
+        }
+      }
+      trees.emplace_back(device, max_tree(std::move(totals)));
+    }
+  }
+  const auto raise = [&](std::uint64_t code, std::int64_t start, std::int64_t end) {
+    for (const auto& [device, tree] : trees) {
+      std::int64_t peak = 0;
+      if (!tree.max_in(start, end, peak)) continue;
+      std::optional<std::int64_t>& at = memory_entry_of(code, device).figures.peak_allocated_bytes;
+      at = std::max(at.value_or(peak), peak);
+    }
+  };
+  for (const topmost_span& span : topmost_spans_) raise(aggregate_code(span.aggregate), span.start, span.end);
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    const run_state& run = runs_[run_index::at(r)];
+    raise(run_peak_code(run_index::at(r)), run.start, run.end);
+  }
+  std::vector<topmost_span>().swap(topmost_spans_);
+}
+
+memory_figures engine::memory_figures_of(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& sorted,
+                                         std::uint64_t code) const {
+  memory_figures figures;
+  auto at = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(code << 16, std::uint32_t{0}));
+  for (; at != sorted.end() && (at->first >> 16) == code; ++at) figures.push_back(memory_entries_[at->second].figures);
+  return figures;
+}
+
+void engine::assemble_memory(analysis_result& result, const std::vector<aggregate_index>& by_run) {
+  if (memory_entries_.empty()) return;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted;  // (key, entry): by owner, then device
+  sorted.reserve(memory_entries_.size());
+  for (std::uint32_t i = 0; i < memory_entries_.size(); ++i) sorted.emplace_back(memory_entries_[i].key, i);
+  std::sort(sorted.begin(), sorted.end());
+  const auto keep = [&](memory_figures figures) {
+    if (figures.empty()) return no_memory;
+    result.memory.push_back(std::move(figures));
+    return static_cast<std::uint32_t>(result.memory.size() - 1);
+  };
+  std::size_t next = 0;  // by_run is ordered by run, then first appearance, as the runs' regions are
+  for (std::size_t r = 0; r < result.runs.size(); ++r) {
+    run_result& run = result.runs[r];
+    const run_index index = run_index::at(r);
+    memory_figures total;
+    for (region_aggregate& region : run.regions) {
+      memory_figures figures = memory_figures_of(sorted, aggregate_code(by_run[next++]));
+      for (device_memory d : figures) {
+        d.peak_allocated_bytes.reset();  // the run's peak is over its own span, below
+        add_figures(total, d);
+      }
+      region.memory = keep(std::move(figures));
+    }
+    memory_figures residual = memory_figures_of(sorted, residual_code(index));
+    for (const device_memory& d : residual) add_figures(total, d);
+    for (const device_memory& d : memory_figures_of(sorted, run_peak_code(index))) add_figures(total, d);
+    run.residual_memory = keep(std::move(residual));
+    run.memory = keep(std::move(total));
+  }
+}
+
+}  // namespace regionprof::detail::attribution

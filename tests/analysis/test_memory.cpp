@@ -1,0 +1,216 @@
+// Rule 21 (docs/design.md): memory events owned as launching calls are, summed per run, region and
+// device, and the peaks over the regions' topmost spans and the runs' marker spans. Expectations by hand.
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "regionprof/analysis/analysis.hpp"
+#include "support/trace_builder.hpp"
+
+using namespace regionprof;
+using namespace regionprof::test;
+
+namespace {
+
+const region_aggregate* region_in(const analysis_result& result, std::size_t run, const std::string& id) {
+  for (const region_aggregate& a : result.runs.at(run).regions) {
+    if (result.regions.at(a.region).id == id) return &a;
+  }
+  return nullptr;
+}
+
+/// The figures of `device` in the figures at `index`, or nullptr.
+const device_memory* on_device(const analysis_result& result, std::uint32_t index, memory_device device) {
+  const memory_figures* figures = memory_of(result, index);
+  if (figures == nullptr) return nullptr;
+  for (const device_memory& d : *figures) {
+    if (d.device == device) return &d;
+  }
+  return nullptr;
+}
+
+device_memory figures(std::uint64_t allocated, std::uint64_t freed, std::uint64_t allocations, std::uint64_t frees,
+                      std::optional<std::int64_t> peak, memory_device device = cpu_memory) {
+  return {device, allocated, freed, allocations, frees, peak};
+}
+
+void check(const device_memory* actual, const device_memory& expected, const std::string& what) {
+  BOOST_TEST_REQUIRE(actual != nullptr, what);
+  BOOST_TEST(actual->allocated_bytes == expected.allocated_bytes, what);
+  BOOST_TEST(actual->freed_bytes == expected.freed_bytes, what);
+  BOOST_TEST(actual->allocations == expected.allocations, what);
+  BOOST_TEST(actual->frees == expected.frees, what);
+  BOOST_TEST((actual->peak_allocated_bytes == expected.peak_allocated_bytes), what);
+}
+
+const warning* find_warning(const analysis_result& result, warning_code code) {
+  for (const warning& w : result.warnings) {
+    if (w.code == code) return &w;
+  }
+  return nullptr;
+}
+
+/// Run [0, 1000] on thread 1: a [100, 400] with b nested [200, 300], then b [500, 800]. Events on
+/// thread 1 (cpu unless said): 50 +100 (total 100), 100 +200 (300), 250 +1000 (1300), 300 -1000 (300),
+/// 400 -200 (100), 450 +64 (164), 500 +10 on cuda:0 (10), 800 -64 (100), 900 -100 (0), 1100 +5 (5).
+trace_builder one_thread() {
+  trace_builder b;
+  b.thread(1).marker(0, 1000).range("aot_module:a", 100, 400).range("aot_module:b", 200, 300);
+  b.range("aot_module:b", 500, 800);
+  b.memory(50, 100, 100).memory(100, 200, 300).memory(250, 1000, 1300).memory(300, -1000, 300);
+  b.memory(400, -200, 100).memory(450, 64, 164).memory(500, 10, 10, 0).memory(800, -64, 100);
+  b.memory(900, -100, 0).memory(1100, 5, 5);
+  return b;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(memory)
+
+BOOST_AUTO_TEST_CASE(events_go_to_the_topmost_region_open_at_their_instant) {
+  const analysis_result r = analyze(one_thread().build(), analysis_options{});
+  BOOST_TEST_REQUIRE(r.runs.size() == 1u);
+  const region_aggregate* a = region_in(r, 0, "aot_module:a");
+  const region_aggregate* b = region_in(r, 0, "aot_module:b");
+  BOOST_TEST_REQUIRE((a && b));
+  // a: its start (100) and end (400) are its own (closed), as is what nested b did (250, 300).
+  check(on_device(r, a->memory, cpu_memory), figures(1200, 1200, 2, 2, 1300), "a cpu");
+  BOOST_TEST(memory_of(r, a->memory)->size() == 1u);
+  // b: the free at its end; on cuda:0 the allocation at its start. cpu first.
+  check(on_device(r, b->memory, cpu_memory), figures(0, 64, 0, 1, 100), "b cpu");
+  check(on_device(r, b->memory, 0), figures(10, 0, 1, 0, 10, 0), "b cuda:0");
+  BOOST_TEST(memory_of(r, b->memory)->front().device == cpu_memory);
+  // The residual: 50, 450, 900; no peak (it is no span). 1100 is after the run.
+  check(on_device(r, r.runs[0].residual_memory, cpu_memory), figures(164, 100, 2, 1, std::nullopt), "residual");
+  check(on_device(r, r.runs[0].memory, cpu_memory), figures(1364, 1364, 4, 4, 1300), "run cpu");
+  check(on_device(r, r.runs[0].memory, 0), figures(10, 0, 1, 0, 10, 0), "run cuda:0");
+  BOOST_TEST(!find_warning(r, warning_code::off_thread_events));
+}
+
+BOOST_AUTO_TEST_CASE(without_totals_there_are_no_peaks) {
+  const analysis_result r =
+      analyze(trace_builder().thread(1).marker(0, 100).range("aot_module:a", 10, 20).memory(15, 8).build(), {});
+  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "a");
+  check(on_device(r, r.runs[0].memory, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "run");
+  BOOST_TEST(r.runs[0].residual_memory == no_memory);
+}
+
+BOOST_AUTO_TEST_CASE(a_peak_counts_every_threads_events_within_the_span) {
+  // Another thread's event inside a's span raises a's peak without cross_thread, though it is not a's.
+  trace_builder b;
+  b.thread(1).marker(0, 1000).range("aot_module:a", 100, 400).memory(150, 10, 10);
+  b.thread(2).range("worker", 0, 1000).memory(200, 500, 510).memory(600, -500, 10);
+  const analysis_result r = analyze(b.build(), analysis_options{});
+  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(10, 0, 1, 0, 510), "a");
+  check(on_device(r, r.runs[0].memory, cpu_memory), figures(10, 0, 1, 0, 510), "run");
+  const warning* off = find_warning(r, warning_code::off_thread_events);
+  BOOST_TEST_REQUIRE(off != nullptr);
+  BOOST_TEST(off->message.find("2 memory event(s)") != std::string::npos, off->message);
+}
+
+BOOST_AUTO_TEST_CASE(cross_thread_events_go_where_off_thread_launches_go) {
+  // Thread 2: 250 outside its regions while a is open on the marker's thread -> a; 450 -> the residual;
+  // 650 inside its own region c -> c. c's peak is over its off-thread span [600, 700].
+  trace_builder b;
+  b.thread(1).marker(0, 1000).range("aot_module:a", 100, 400);
+  b.thread(2).memory(250, 7, 7).memory(450, 3, 10).range("aot_module:c", 600, 700).memory(650, -7, 3);
+  analysis_options options;
+  options.cross_thread = true;
+  const analysis_result r = analyze(b.build(), options);
+  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(7, 0, 1, 0, 7), "a");
+  check(on_device(r, region_in(r, 0, "aot_module:c")->memory, cpu_memory), figures(0, 7, 0, 1, 3), "c");
+  check(on_device(r, r.runs[0].residual_memory, cpu_memory), figures(3, 0, 1, 0, std::nullopt), "residual");
+  check(on_device(r, r.runs[0].memory, cpu_memory), figures(10, 7, 2, 1, 10), "run");
+  BOOST_TEST(!find_warning(r, warning_code::off_thread_events));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_allocation_warns_naming_run_region_and_bytes) {
+  trace_builder b = one_thread();
+  b.out_of_memory(350, 4096, 1300, 0).out_of_memory(950, 1, std::nullopt);
+  const analysis_result r = analyze(b.build(), analysis_options{});
+  const warning* oom = find_warning(r, warning_code::out_of_memory);
+  BOOST_TEST_REQUIRE(oom != nullptr);
+  BOOST_TEST(oom->message ==
+             "2 allocation(s) failed during the runs; the first in run 0, owned by region aot_module:a, asked for "
+             "4096 bytes on cuda:0 with 1300 bytes allocated (rule 21).");
+  // A failed allocation allocates nothing, but the total it reports counts for the peaks.
+  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(1200, 1200, 2, 2, 1300), "a");
+  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, 0), figures(0, 0, 0, 0, 1300, 0), "a cuda");
+  check(on_device(r, r.runs[0].memory, 0), figures(10, 0, 1, 0, 1300, 0), "run cuda:0");
+}
+
+BOOST_AUTO_TEST_CASE(skipped_runs_and_events_outside_runs_count_nowhere) {
+  trace_builder b;
+  b.thread(1).marker(0, 100).memory(50, 1, 1).marker(200, 300).memory(250, 2, 3).memory(400, 4, 7);
+  analysis_options options;
+  options.skip_runs = 1;
+  const analysis_result r = analyze(b.build(), options);
+  BOOST_TEST_REQUIRE(r.runs.size() == 1u);
+  check(on_device(r, r.runs[0].memory, cpu_memory), figures(2, 0, 1, 0, 3), "run");
+  BOOST_TEST(r.warnings.empty());
+}
+
+BOOST_AUTO_TEST_CASE(regions_and_residual_sum_to_the_run_on_random_traces) {
+  std::mt19937 random(21);
+  for (int round = 0; round < 40; ++round) {
+    trace_builder b;
+    std::int64_t time = 0;
+    for (int thread = 1; thread <= 2; ++thread) {
+      b.thread(thread);
+      time = 0;
+      for (int run = 0; run < 3; ++run) {
+        const std::int64_t run_start = time;
+        if (thread == 1) b.marker(run_start, run_start + 1000);
+        for (int k = 0; k < 4; ++k) {
+          const std::int64_t s = run_start + static_cast<std::int64_t>(random() % 900);
+          const std::int64_t e = s + static_cast<std::int64_t>(random() % 200);
+          b.range(random() % 2 ? "aot_module:x" : "aot_module:y", s, e);
+        }
+        for (int k = 0; k < 20; ++k) {
+          const std::int64_t t = run_start - 50 + static_cast<std::int64_t>(random() % 1100);
+          const auto bytes = static_cast<std::int64_t>(random() % 1000) - 500;
+          b.memory(t, bytes == 0 ? 1 : bytes, static_cast<std::int64_t>(random() % 5000),
+                   static_cast<memory_device>(static_cast<int>(random() % 2) - 1));
+        }
+        time = run_start + 1000;
+      }
+    }
+    for (bool cross : {false, true}) {
+      analysis_options options;
+      options.cross_thread = cross;
+      const analysis_result r = analyze(b.build(), options);
+      for (const run_result& run : r.runs) {
+        memory_figures sum;
+        const auto add = [&](std::uint32_t index) {
+          const memory_figures* f = memory_of(r, index);
+          if (f == nullptr) return;
+          for (const device_memory& d : *f) {
+            device_memory* into = nullptr;
+            for (device_memory& s : sum) into = s.device == d.device ? &s : into;
+            if (into == nullptr) into = &sum.emplace_back(device_memory{.device = d.device});
+            into->allocated_bytes += d.allocated_bytes;
+            into->freed_bytes += d.freed_bytes;
+            into->allocations += d.allocations;
+            into->frees += d.frees;
+          }
+        };
+        for (const region_aggregate& a : run.regions) add(a.memory);
+        add(run.residual_memory);
+        for (const device_memory& d : sum) {
+          const device_memory* total = on_device(r, run.memory, d.device);
+          BOOST_TEST_REQUIRE(total != nullptr);
+          BOOST_TEST(total->allocated_bytes == d.allocated_bytes);
+          BOOST_TEST(total->freed_bytes == d.freed_bytes);
+          BOOST_TEST(total->allocations == d.allocations);
+          BOOST_TEST(total->frees == d.frees);
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
