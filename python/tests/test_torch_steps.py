@@ -445,10 +445,11 @@ def spans(p: regionprof.Profile, name: str) -> List[Tuple[int, int, int]]:
             for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == name]
 
 
-def check_linear_memory(p: regionprof.Profile, runs: int) -> None:
+def check_linear_memory(p: regionprof.Profile, runs: int, warmup: int = 0) -> None:
     """docs/design.md, rule 21, counted by hand: nn.Linear(256, 256) on a 32 x 256 float32 input under
     no_grad allocates its output, 32 * 256 * 4 = 32,768 bytes, once per call, inside its region; the
-    caller drops the output after the region closed: one free of 32,768 bytes a run, outside it."""
+    caller drops the output after the region closed: one free of 32,768 bytes a run, outside it. ``runs``
+    recorded, the first ``warmup`` of them not reported."""
     linear = spans(p, "untuned_module:linear")
     assert len(linear) == runs
     events = p._native.memory_events()
@@ -463,13 +464,24 @@ def check_linear_memory(p: regionprof.Profile, runs: int) -> None:
         assert not [s for s in linear if s[0] == tid and s[1] <= time_ns <= s[2]]
     for allocated, freed in zip(events[0::2], events[1::2]):  # the allocator's total, up and back down
         assert allocated[5] == "allocation" and freed[2] == allocated[2] - 32768
+    # The analysis (rule 21), per reported run: the region allocated 32,768 bytes once, the residual freed
+    # them; the region's peak is the total after its allocation, the run's largest.
+    reported = p.data["runs"]
+    assert len(reported) == runs - warmup
+    for run, total in zip(reported, [e[2] for e in allocations][warmup:]):
+        (region,) = [r for r in run["regions"] if r["region_id"] == "untuned_module:linear"]
+        assert region["memory"] == {"cpu": {"allocated_bytes": 32768, "freed_bytes": 0, "allocations": 1,
+                                            "frees": 0, "peak_allocated_bytes": total}}
+        assert run["residual"]["memory"] == {"cpu": {"allocated_bytes": 0, "freed_bytes": 32768,
+                                                     "allocations": 0, "frees": 1}}
+        assert run["memory"]["cpu"]["peak_allocated_bytes"] == total
 
 
 def test_memory_records_each_allocation_in_the_region_that_made_it() -> None:
     model = LinearHolder()
     x = torch.randn(32, 256)
     p = rtorch.profile(model, x, warmup_runs=1, measured_runs=3, memory=True)
-    check_linear_memory(p, 3 + 1)  # the measured runs and the harness's recorded warm-up run
+    check_linear_memory(p, 3 + 1, warmup=1)  # the measured runs and the harness's recorded warm-up run
     # Off by default, and removed afterwards: no event, and torch sees no profiler state.
     assert not rtorch.profile(model, x, warmup_runs=0, measured_runs=2)._native.memory_events()
     assert not torch.autograd.profiler._is_profiler_enabled

@@ -703,6 +703,41 @@ BOOST_AUTO_TEST_CASE(memory_events_of_a_linear_are_its_output_exactly) {
     BOOST_TEST(t.memory_events[i + 1].total_allocated == t.memory_events[i].total_allocated - 32768);
   }
 
+  // The analysis (rule 21): per measured run, the region allocated 32,768 bytes once and freed nothing,
+  // the residual freed them, and the region's peak is the allocator's total after its allocation, the
+  // run's largest (the free brings it back down).
+  const regionprof::analysis_result& result = profile.result();
+  BOOST_REQUIRE_EQUAL(result.runs.size(), runs);
+  const auto cpu_figures = [&](std::uint32_t index) -> const regionprof::device_memory& {
+    const regionprof::memory_figures* figures = regionprof::memory_of(result, index);
+    BOOST_REQUIRE(figures != nullptr);
+    BOOST_REQUIRE_EQUAL(figures->size(), 1u);
+    BOOST_REQUIRE(figures->front().device == regionprof::cpu_memory);
+    return figures->front();
+  };
+  for (std::size_t r = 0; r < runs; ++r) {
+    BOOST_TEST_CONTEXT("run " << r) {
+      const regionprof::run_result& run = result.runs[r];
+      BOOST_REQUIRE_EQUAL(run.regions.size(), 1u);
+      BOOST_TEST(result.regions[run.regions[0].region].id == "untuned_module:0");
+      const std::int64_t total_after = t.memory_events[2 * (r + 1)].total_allocated;  // run 0 follows the warm-up
+      const regionprof::device_memory& region = cpu_figures(run.regions[0].memory);
+      BOOST_TEST(region.allocated_bytes == 32768u);
+      BOOST_TEST(region.allocations == 1u);
+      BOOST_TEST(region.freed_bytes == 0u);
+      BOOST_TEST(region.frees == 0u);
+      BOOST_TEST(region.peak_allocated_bytes.value_or(-1) == total_after);
+      const regionprof::device_memory& residual = cpu_figures(run.residual_memory);
+      BOOST_TEST(residual.allocated_bytes == 0u);
+      BOOST_TEST(residual.freed_bytes == 32768u);
+      BOOST_TEST(residual.frees == 1u);
+      const regionprof::device_memory& whole = cpu_figures(run.memory);
+      BOOST_TEST(whole.allocated_bytes == 32768u);
+      BOOST_TEST(whole.freed_bytes == 32768u);
+      BOOST_TEST(whole.peak_allocated_bytes.value_or(-1) == total_after);
+    }
+  }
+
   // Removed: the thread's profiler state is as before, and nothing more is reported.
   handle.remove();
   BOOST_TEST(c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr);
