@@ -10,6 +10,9 @@
 //   the session every 128 x records_per_chunk iterations (256 chunks; timing paused) so memory stays
 //   bounded, and report the capture's memory as the counter bytes_per_range_event: chunk bytes taken /
 //   records (a push or a pop is one range event), chunk headers and the last chunk's unused tail included.
+// - BM_MemoryEvent_NotRecording / _Recording: regionprof::record_memory_event (docs/design.md, rule 21;
+//   budget <= 30 ns per recorded event), as an allocator's reporting hook calls it; the recording one
+//   reports bytes_per_memory_event (two records per event).
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
@@ -27,9 +30,11 @@ namespace {
 
 using regionprof::detail::registered_attributes;
 
-/// Runs `body` (one range: push + pop) per iteration with the capture recording.
+/// Runs `body` (two records: one range, push + pop, or one memory event) per iteration with the capture
+/// recording; the counter `counter` is chunk bytes per `events_per_iteration`.
 template <class Body>
-void recorded(benchmark::State& state, Body&& body) {
+void recorded(benchmark::State& state, Body&& body, const char* counter = "bytes_per_range_event",
+              double events_per_iteration = 2.0) {
   // 256 chunks exactly per session (and within the chunk pool, so chunks are reused warm).
   constexpr std::int64_t ranges_per_session = std::int64_t{128} * regionprof::capture_detail::records_per_chunk;
   regionprof::capture_options options;
@@ -37,13 +42,13 @@ void recorded(benchmark::State& state, Body&& body) {
   auto session = std::make_unique<regionprof::capture_session>(options);
   std::int64_t in_session = 0;
   double bytes = 0;
-  double records = 0;
+  double events = 0;
   for (auto _ : state) {
     body();
     if (++in_session == ranges_per_session) {
       state.PauseTiming();
       bytes += static_cast<double>(session->chunk_bytes());
-      records += 2.0 * static_cast<double>(in_session);
+      events += events_per_iteration * static_cast<double>(in_session);
       session.reset();  // discards
       session = std::make_unique<regionprof::capture_session>(options);
       in_session = 0;
@@ -51,9 +56,9 @@ void recorded(benchmark::State& state, Body&& body) {
     }
   }
   bytes += static_cast<double>(session->chunk_bytes());
-  records += 2.0 * static_cast<double>(in_session);
+  events += events_per_iteration * static_cast<double>(in_session);
   session.reset();
-  if (records > 0) state.counters["bytes_per_range_event"] = bytes / records;
+  if (events > 0) state.counters[counter] = bytes / events;
 }
 
 void BM_ClockRead(benchmark::State& state) {
@@ -113,5 +118,30 @@ void BM_ScopedRegion_Registered(benchmark::State& state) {
   state.SetLabel("capture on, regionprof::scoped_region");
 }
 BENCHMARK(BM_ScopedRegion_Registered);
+
+void BM_MemoryEvent_NotRecording(benchmark::State& state) {
+  std::int64_t total = 0;
+  for (auto _ : state) {
+    total += 32768;
+    benchmark::DoNotOptimize(regionprof::record_memory_event(32768, total, regionprof::cpu_memory,
+                                                             regionprof::memory_event_kind::allocation));
+  }
+  state.SetLabel("no session recording");
+}
+BENCHMARK(BM_MemoryEvent_NotRecording);
+
+void BM_MemoryEvent_Recording(benchmark::State& state) {
+  std::int64_t total = 0;
+  recorded(
+      state,
+      [&total] {
+        total += 32768;
+        benchmark::DoNotOptimize(regionprof::record_memory_event(32768, total, regionprof::cpu_memory,
+                                                                 regionprof::memory_event_kind::allocation));
+      },
+      "bytes_per_memory_event", 1.0);
+  state.SetLabel("capture on");
+}
+BENCHMARK(BM_MemoryEvent_Recording);
 
 }  // namespace

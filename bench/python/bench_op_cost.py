@@ -3,7 +3,9 @@ two one-element tensors, 2,000 calls a sample, the best of 5 samples, the median
 modes in turn, this thread's CPU time per call. Modes: plain; ops=True's RecordFunction callback
 registered, nothing recording (torch's own cost of observing an op); the callback recording into a
 regionprof.profiler; torch's profiler in its NVTX mode, nothing recording (ops=True without a compiler);
-torch.profiler (CPU activity).
+torch.profiler (CPU activity). And what memory=True costs (each call allocates its 4-byte output and
+frees it: two memory events): its reporter installed, nothing recording; recording into a
+regionprof.profiler; torch.profiler with profile_memory=True.
 
 Usage: build/python-venv/bin/python bench/python/bench_op_cost.py
 """
@@ -53,9 +55,26 @@ def main() -> None:
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
             return per_call_us()
 
+    def memory_idle() -> float:
+        with _torch_ops.memory_events(True):
+            return per_call_us()
+
+    def memory_recording() -> float:
+        with regionprof.profiler(device_tracing=False) as p:
+            with _torch_ops.memory_events(True):
+                seconds = per_call_us()
+            p.step()
+        return seconds
+
+    def torch_profiler_memory() -> float:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True):
+            return per_call_us()
+
     modes: Dict[str, Callable[[], float]] = {"plain": per_call_us, "callback_idle": callback_idle,
                                              "callback_recording": callback_recording,
-                                             "nvtx_mode_idle": nvtx_mode_idle, "torch_profiler": torch_profiler}
+                                             "nvtx_mode_idle": nvtx_mode_idle, "torch_profiler": torch_profiler,
+                                             "memory_idle": memory_idle, "memory_recording": memory_recording,
+                                             "torch_profiler_memory": torch_profiler_memory}
     samples: Dict[str, List[float]] = {name: [] for name in modes}
     for _ in range(7):
         for name, run in modes.items():

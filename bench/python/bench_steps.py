@@ -3,10 +3,11 @@ config (random weights, no download), one step = forward with labels, loss.backw
 process and interleaved per repetition (random order): plain; regionprof.torch.profiler with module
 regions only (backward=False); with backward regions (the default); with backward regions and torch's
 op ranges (ops=True); ops=True's RecordFunction callback registered while nothing records (torch's
-own cost of observing every op: the floor of any RecordFunction observer); torch.profiler.profile (CPU
-activity, prof.step() per step) on the same loop. Each mode's figure is the median over repetitions of
-the CPU time of this thread per step (time.thread_time: the scheduler's time for other processes is not
-counted; one intra-op thread).
+own cost of observing every op: the floor of any RecordFunction observer); with backward regions and
+torch's allocations and frees as memory events (memory=True, docs/design.md rule 21);
+torch.profiler.profile (CPU activity, prof.step() per step) on the same loop, and with profile_memory=True.
+Each mode's figure is the median over repetitions of the CPU time of this thread per step
+(time.thread_time: the scheduler's time for other processes is not counted; one intra-op thread).
 
 Budgets (docs/benchmarks.md): module regions <= 1.05 x plain; with backward regions <= 1.10 x plain;
 ops=True adds at most a third of what torch.profiler adds.
@@ -65,11 +66,15 @@ def main() -> None:
     def plain() -> float:
         return loop(lambda: None)
 
-    def regionprof_mode(backward: bool, ops: bool = False) -> Callable[[], float]:
+    memory_events_per_step: List[float] = []
+
+    def regionprof_mode(backward: bool, ops: bool = False, memory: bool = False) -> Callable[[], float]:
         def run() -> float:
-            with rtorch.profiler(model, backward=backward, ops=ops, device_tracing=False) as p:
+            with rtorch.profiler(model, backward=backward, ops=ops, memory=memory, device_tracing=False) as p:
                 seconds = loop(p.step)
             assert len(p.profile.data["runs"]) == options.steps
+            if memory:
+                memory_events_per_step.append(len(p.profile._native.memory_events()) / options.steps)
             return seconds
         return run
 
@@ -79,8 +84,9 @@ def main() -> None:
         with _torch_ops.op_ranges(True):
             return loop(lambda: None)
 
-    def torch_profiler() -> float:
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    def torch_profiler(profile_memory: bool = False) -> float:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    profile_memory=profile_memory) as prof:
             seconds = loop(prof.step)
         return seconds
 
@@ -90,7 +96,9 @@ def main() -> None:
         "regionprof_backward": regionprof_mode(True),
         "regionprof_ops": regionprof_mode(True, ops=True),
         "op_callback_only": op_callback_only,
+        "regionprof_memory": regionprof_mode(True, memory=True),
         "torch_profiler": torch_profiler,
+        "torch_profiler_memory": lambda: torch_profiler(profile_memory=True),
     }
     for run in modes.values():  # warm-up: allocator, lazy init, first-touch
         run()
@@ -108,9 +116,12 @@ def main() -> None:
     print(f"{'mode':<22}{'us/step':>12}{'x plain':>10}{'added us':>12}")
     for name in modes:
         print(f"{name:<22}{median[name] * 1e6:>12.1f}{median[name] / base:>10.3f}{(median[name] - base) * 1e6:>12.1f}")
+    events = statistics.median(memory_events_per_step)
+    print(f"memory=True: {events:.0f} memory events per step")
     result = {"model": "bert-2x64", "reps": options.reps, "steps": options.steps,
               "us_per_step": {name: median[name] * 1e6 for name in modes},
-              "x_plain": {name: median[name] / base for name in modes}}
+              "x_plain": {name: median[name] / base for name in modes},
+              "memory_events_per_step": events}
     if options.json:
         with open(options.json, "w") as out:
             json.dump(result, out, indent=2)

@@ -150,6 +150,22 @@ void BM_TorchMLP_Regions(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchMLP_Regions)->Unit(benchmark::kNanosecond);
 
+// BM_TorchMLP_Regions with instrument_options::memory (docs/design.md, rule 21): c10's allocators report
+// each allocation and free, and each is a memory event of the capture. Compare with BM_TorchMLP_Regions
+// of the same invocation (--benchmark_enable_random_interleaving).
+void BM_TorchMLP_RegionsMemory(benchmark::State& state) {
+  models& m = shared_models();
+  const c10::InferenceMode inference;
+  auto handle = regionprof::torch::instrument(m.mlp, {.tuned = {}, .every_level = true, .ops = false, .memory = true});
+  warm_up(handle.module(), m.mlp_input);
+  regionprof::capture_session capture;
+  for (auto _ : state) benchmark::DoNotOptimize(handle.module().forward(m.mlp_input));
+  const regionprof::capture_result recorded = capture.stop();
+  state.counters["memory_events_per_forward"] =
+      static_cast<double>(recorded.data.memory_events.size()) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_TorchMLP_RegionsMemory)->Unit(benchmark::kNanosecond);
+
 // LibTorch's own profiler (Kineto, CPU activity: what torch.profiler records on a CPU) on the same model.
 void BM_TorchMLP_LibTorchProfiler(benchmark::State& state) {
   namespace profiler = torch::autograd::profiler;

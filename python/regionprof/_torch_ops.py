@@ -1,12 +1,15 @@
 """Op ranges for ``ops=True`` (regionprof.torch): each torch operator, autograd node and
 ``record_function`` block a range of NVTX's default domain, keyed by the op's name (docs/design.md, rule
-20).
+20); and memory events for ``memory=True``: each allocation and free torch's allocators report, on the
+thread that made it (rule 21).
 
 The cheap route is a global RecordFunction callback (src/regionprof/torch/op_ranges.hpp) compiled at
 first use against the user's own torch, whatever its release, and cached: the package links no torch.
 It pushes each op's own name straight into the capture. Where it cannot be built (no C++ compiler, no
 torch headers), torch's profiler in its NVTX mode (what ``torch.autograd.profiler.emit_nvtx()`` enables)
 pushes the ranges instead, at several times the cost per op, and the profile carries ``OPS_VIA_NVTX``.
+The memory reporter (src/regionprof/torch/memory_reporting.hpp) is in the same compiled library; it has no
+stand-in, so ``memory=True`` raises where the library cannot be built.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import torch
 from regionprof import _native
 
 _SOURCE_DIR = Path(__file__).parent / "_cpp"  # the wheel's copy of src/regionprof/torch/op_ranges*
-_SOURCES = ("op_ranges.hpp", "op_ranges_extension.cpp")
+_SOURCES = ("op_ranges.hpp", "memory_reporting.hpp", "op_ranges_extension.cpp")
 _COMPILE_TIMEOUT_S = 300
 
 
@@ -84,6 +87,12 @@ class _Library:
         self.remove = library.regionprof_op_ranges_remove
         self.remove.restype = None
         self.remove.argtypes = [ctypes.c_uint64]
+        self.memory_install = library.regionprof_memory_install
+        self.memory_install.restype = ctypes.c_void_p
+        self.memory_install.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+        self.memory_remove = library.regionprof_memory_remove
+        self.memory_remove.restype = None
+        self.memory_remove.argtypes = [ctypes.c_void_p]
         self.library = library  # kept loaded: torch may still hold the callback's code
         self.users = 0
         self.handle = 0
@@ -156,6 +165,32 @@ def op_ranges(ops: bool) -> Iterator[List[Tuple[str, str]]]:
         return
     with _nvtx_mode():
         yield [_nvtx_mode_warning(reason)]
+
+
+@contextlib.contextmanager
+def memory_events(memory: bool) -> Iterator[None]:
+    """With ``memory``: for the block, every allocation, free and failed allocation torch's allocators
+    (CPU, CUDA) report on the calling thread, and on the threads torch runs its work on (autograd's), is a
+    memory event of the capture (docs/design.md, rule 21), through a memory reporter installed as this
+    thread's torch profiler state. RuntimeError when the reporter cannot be built or installed (torch.profiler
+    already running on this thread)."""
+    if not memory:
+        yield
+        return
+    with _lock:
+        library, reason = _load()
+    if library is None:
+        raise RuntimeError(f"memory=True: regionprof's memory reporter could not be built against torch "
+                           f"{torch.__version__} ({reason}). Install a C++ compiler (or set CXX) with torch's "
+                           f"headers; it is then compiled once, into {cache_dir()}.")
+    error = ctypes.create_string_buffer(512)
+    handle = library.memory_install(_native.memory_event_function(), error, len(error))
+    if not handle:
+        raise RuntimeError(f"memory=True: {error.value.decode(errors='replace')}")
+    try:
+        yield
+    finally:
+        library.memory_remove(handle)
 
 
 @contextlib.contextmanager

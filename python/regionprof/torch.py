@@ -495,6 +495,7 @@ def profile(
     tuned: Optional[Mapping[str, str]] = None,
     every_level: bool = False,
     ops: bool = False,
+    memory: bool = False,
     **options: "Unpack[ProfileOptions]",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
@@ -517,6 +518,9 @@ def profile(
     averages and ``region_ops`` name the ops each region ran (docs/python.md, "Ops per region"); off by
     default. Its RecordFunction callback is compiled against this torch at first use (seconds, then
     cached); without a C++ compiler torch's NVTX mode stands in, dearer, and ``OPS_VIA_NVTX`` says so.
+    ``memory``: what torch's allocators allocate and free (CPU, CUDA) recorded too, as memory events of the
+    region around each (docs/python.md, "Memory per region"); off by default. Its reporter is compiled with
+    the op callback; torch.profiler cannot start inside the call, and RuntimeError when it cannot be built.
     ``graph_attribution``: ``"capture"`` (default) gives the kernels of a CUDA graph replay
     (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graph``) to the module that captured them,
     ``"launch"`` to the module around the replay (docs/design.md, rule 15). Graphs captured before the
@@ -530,6 +534,7 @@ def profile(
     """
     _check_bool("every_level", every_level)
     _check_bool("ops", ops)
+    _check_bool("memory", memory)
     _keywords.check("regionprof.torch.profile", "profile", options, exclude=("regions",))
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
@@ -555,7 +560,7 @@ def profile(
 
     instrumentation = _Instrumentation(regions)
     try:
-        with _torch_ops.op_ranges(ops) as op_warnings:
+        with _torch_ops.op_ranges(ops) as op_warnings, _torch_ops.memory_events(memory):
             return _run_native(workload, dict(options), {
                 "target_type": _type_name(type(obj)),
                 "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
@@ -580,7 +585,8 @@ class profiler(_steps.profiler):
     module's gradients, on whichever thread autograd runs it (docs/design.md, rule 19; on a CUDA
     device autograd's thread is another thread: ``cross_thread=True`` gives its CPU time to the
     region as off-thread time, its kernels count either way). ``ops``: torch's op ranges recorded too,
-    as for :func:`profile`. Grad mode is left as the caller set it;
+    ``memory``: torch's allocations and frees too, as for :func:`profile`. Grad mode is left as the caller
+    set it;
     the module wrappers are removed when the block ends, also on an exception (which propagates, the
     cycle in progress discarded).
 
@@ -601,11 +607,12 @@ class profiler(_steps.profiler):
     @_keywords.takes("steps", exclude=("regions",))
     def __init__(self, obj: Any, *, schedule: Optional[_steps.schedule] = None,
                  on_cycle: Optional[Callable[[Profile], Any]] = None, tuned: Optional[Mapping[str, str]] = None,
-                 every_level: bool = False, backward: bool = True, ops: bool = False,
+                 every_level: bool = False, backward: bool = True, ops: bool = False, memory: bool = False,
                  **options: "Unpack[StepOptions]") -> None:
         _check_bool("every_level", every_level)
         _check_bool("backward", backward)
         _check_bool("ops", ops)
+        _check_bool("memory", memory)
         _keywords.check(self._who, "steps", options, exclude=("regions",))
         super().__init__(schedule=schedule, on_cycle=on_cycle, **options)
         self._obj = obj
@@ -613,7 +620,8 @@ class profiler(_steps.profiler):
         self._every_level = every_level
         self._backward = backward
         self._ops = ops
-        self._op_ranges: Optional[contextlib.ExitStack] = None
+        self._memory = memory
+        self._ops_and_memory: Optional[contextlib.ExitStack] = None
         self._instrumentation: Optional[_Instrumentation] = None
         self._warnings: List[Tuple[str, str]] = []
 
@@ -627,12 +635,13 @@ class profiler(_steps.profiler):
         regions = discover(self._obj, self._tuned, self._every_level)
         self._warnings = _compiled_warnings(regions)
         self._instrumentation = _Instrumentation(regions, self._backward)
-        self._op_ranges = contextlib.ExitStack()
+        self._ops_and_memory = contextlib.ExitStack()
         try:
-            self._warnings += self._op_ranges.enter_context(_torch_ops.op_ranges(self._ops))
+            self._warnings += self._ops_and_memory.enter_context(_torch_ops.op_ranges(self._ops))
+            self._ops_and_memory.enter_context(_torch_ops.memory_events(self._memory))
             super().__enter__()
         except BaseException:
-            self._op_ranges.close()
+            self._ops_and_memory.close()
             self._instrumentation.remove()
             raise
         return self
@@ -641,7 +650,7 @@ class profiler(_steps.profiler):
         try:
             super().__exit__(exc_type, exc, traceback)
         finally:
-            if self._op_ranges is not None:
-                self._op_ranges.close()
+            if self._ops_and_memory is not None:
+                self._ops_and_memory.close()
             if self._instrumentation is not None:
                 self._instrumentation.remove()

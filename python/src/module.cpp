@@ -61,6 +61,30 @@ namespace {
 
 using region_handle = std::uintptr_t;
 
+/// regionprof::record_memory_event with plain types, the shape the memory reporter compiled against the
+/// user's torch calls (src/regionprof/torch/memory_reporting.hpp, record_function).
+int record_memory(std::int64_t bytes, std::int64_t total_allocated, std::int16_t device, std::uint8_t kind) {
+  return regionprof::record_memory_event(bytes, total_allocated, device,
+                                         static_cast<regionprof::memory_event_kind>(kind));
+}
+
+using memory_event_tuple =
+    std::tuple<std::int64_t, std::int64_t, std::optional<std::int64_t>, std::int64_t, std::string, std::string>;
+
+std::vector<memory_event_tuple> memory_events_of(const regionprof::Profile& p) {
+  static constexpr const char* kinds[] = {"allocation", "free", "out_of_memory"};
+  const regionprof::trace& t = p.source();
+  std::vector<memory_event_tuple> events;
+  events.reserve(t.memory_events.size());
+  for (const regionprof::memory_event& e : t.memory_events) {
+    std::optional<std::int64_t> total;
+    if (e.total_allocated != regionprof::memory_event::no_total) total = e.total_allocated;
+    events.emplace_back(e.time_ns, e.bytes, total, t.threads.at(e.thread).tid, regionprof::memory_device_key(e.device),
+                        kinds[static_cast<std::size_t>(e.kind) % 3]);
+  }
+  return events;
+}
+
 /// A member of the caller's dict, or `fallback`.
 template <typename T>
 T caller_member(const nb::dict& caller, const char* key, T fallback) {
@@ -265,6 +289,9 @@ NB_MODULE(_native, m) {
            nb::arg("path"))
       .def("write_trace", [](const regionprof::Profile& p, const std::string& path) { regionprof::write_trace(p, path); },
            nb::arg("path"))
+      .def("memory_events", &memory_events_of,
+           "The trace's memory events (docs/design.md, rule 21), in trace order: (time_ns, bytes, total_allocated "
+           "or None, thread id, device key 'cpu' or 'cuda:N', kind 'allocation', 'free' or 'out_of_memory').")
       .def("memory_rows", &regionprof::python::memory_tuples,
            "The memory table (docs/design.md, rule 21): (run_index, owner, device, allocated_bytes, freed_bytes, "
            "allocations, frees, peak_allocated_bytes or None) per run, owner (regions in run order, (residual), "
@@ -329,6 +356,11 @@ NB_MODULE(_native, m) {
         },
         "Addresses of the capture's default-domain push (int(const char*)) and pop (int()), for the op-range "
         "callback compiled against the user's torch (src/regionprof/torch/op_ranges_extension.cpp).");
+  m.def("memory_event_function",
+        [] { return reinterpret_cast<std::uintptr_t>(&record_memory); },
+        "Address of the capture's memory-event entry point with plain types (int(int64 bytes, int64 total, "
+        "int16 device, uint8 kind)), for the memory reporter compiled against the user's torch "
+        "(src/regionprof/torch/memory_reporting.hpp).");
   if (!regionprof::python::add_region_wrapper(m.ptr())) throw nb::python_error();
   regionprof::python::add_profile_extras(m);
   regionprof::python::add_options_api(m);

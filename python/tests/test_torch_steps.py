@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 import time
+from decimal import Decimal
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 import torch
@@ -425,3 +426,103 @@ def test_ops_are_listed_under_the_module_that_ran_them() -> None:
     assert any(key.startswith("Optimizer.step") or key.startswith("aten::") for key in ops["(residual)"])
     assert p.profile.to_pandas("region_ops").groupby("region_id").size().to_dict() == \
         {owner: len(rows) for owner, rows in ops.items() if rows}
+
+
+class LinearHolder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(256, 256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x)
+
+
+def spans(p: regionprof.Profile, name: str) -> List[Tuple[int, int, int]]:
+    """(tid, start ns, end ns) of each recorded range named ``name``, exactly: the Chrome trace writes
+    integer ns as microseconds with 3 decimals."""
+    trace = json.loads(p._native.chrome_trace(), parse_float=Decimal)
+    return [(int(e["tid"]), int(e["ts"] * 1000), int(e["ts"] * 1000) + int(e["dur"] * 1000))
+            for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("name") == name]
+
+
+def check_linear_memory(p: regionprof.Profile, runs: int, warmup: int = 0) -> None:
+    """docs/design.md, rule 21, counted by hand: nn.Linear(256, 256) on a 32 x 256 float32 input under
+    no_grad allocates its output, 32 * 256 * 4 = 32,768 bytes, once per call, inside its region; the
+    caller drops the output after the region closed: one free of 32,768 bytes a run, outside it. ``runs``
+    recorded, the first ``warmup`` of them not reported."""
+    linear = spans(p, "untuned_module:linear")
+    assert len(linear) == runs
+    events = p._native.memory_events()
+    allocations = [e for e in events if e[5] == "allocation"]
+    frees = [e for e in events if e[5] == "free"]
+    assert len(allocations) == runs and len(frees) == runs and len(events) == 2 * runs
+    for time_ns, size, total, tid, device, _ in allocations:
+        assert (size, device) == (32768, "cpu") and total is not None
+        assert sum(1 for t, start, end in linear if t == tid and start <= time_ns <= end) == 1
+    for time_ns, size, _, tid, device, _ in frees:
+        assert (size, device) == (-32768, "cpu")
+        assert not [s for s in linear if s[0] == tid and s[1] <= time_ns <= s[2]]
+    for allocated, freed in zip(events[0::2], events[1::2]):  # the allocator's total, up and back down
+        assert allocated[5] == "allocation" and freed[2] == allocated[2] - 32768
+    # The analysis (rule 21), per reported run: the region allocated 32,768 bytes once, the residual freed
+    # them; the region's peak is the total after its allocation, the run's largest.
+    reported = p.data["runs"]
+    assert len(reported) == runs - warmup
+    for run, total in zip(reported, [e[2] for e in allocations][warmup:]):
+        (region,) = [r for r in run["regions"] if r["region_id"] == "untuned_module:linear"]
+        assert region["memory"] == {"cpu": {"allocated_bytes": 32768, "freed_bytes": 0, "allocations": 1,
+                                            "frees": 0, "peak_allocated_bytes": total}}
+        assert run["residual"]["memory"] == {"cpu": {"allocated_bytes": 0, "freed_bytes": 32768,
+                                                     "allocations": 0, "frees": 1}}
+        assert run["memory"]["cpu"]["peak_allocated_bytes"] == total
+
+
+def test_memory_records_each_allocation_in_the_region_that_made_it() -> None:
+    model = LinearHolder()
+    x = torch.randn(32, 256)
+    p = rtorch.profile(model, x, warmup_runs=1, measured_runs=3, memory=True)
+    check_linear_memory(p, 3 + 1, warmup=1)  # the measured runs and the harness's recorded warm-up run
+    # Off by default, and removed afterwards: no event, and torch sees no profiler state.
+    assert not rtorch.profile(model, x, warmup_runs=0, measured_runs=2)._native.memory_events()
+    assert not torch.autograd.profiler._is_profiler_enabled
+    with rtorch.profiler(model, memory=True) as steps:
+        with torch.no_grad():
+            for _ in range(3):
+                model(x)
+                steps.step()
+    assert steps.profile is not None
+    check_linear_memory(steps.profile, 3)
+
+
+def test_memory_and_torch_profiler_refuse_each_other_on_a_thread() -> None:
+    """torch reports memory to one profiler state per thread: memory=True while torch.profiler runs is a
+    RuntimeError before the workload runs, and torch.profiler refuses to start inside memory=True."""
+    model = LinearHolder()
+    x = torch.randn(2, 256)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        with pytest.raises(RuntimeError, match="already has a torch profiler state"):
+            rtorch.profile(model, x, warmup_runs=0, measured_runs=1, memory=True)
+    with rtorch.profiler(model, memory=True) as steps:
+        with pytest.raises(RuntimeError, match="Profiler is already enabled on this thread"):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+                pass
+        steps.step()
+    # torch sets its Python flag before its start fails and leaves it set; put it back for later tests.
+    torch.autograd.profiler._run_on_profiler_stop()
+    assert not rtorch.profile(model, x, warmup_runs=0, measured_runs=1)._native.memory_events()
+
+
+def test_memory_without_a_compiler_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """memory=True has no stand-in for its compiled reporter: without a C++ compiler (CXX names none, the
+    cache empty) it raises RuntimeError saying why, and the workload never ran."""
+    script = ("import regionprof, regionprof.torch as rt, torch\n"
+              "calls = []\n"
+              "def fn(x):\n    calls.append(1)\n    return x\n"
+              "try:\n"
+              "    rt.profile(torch.nn.Linear(4, 4), torch.randn(2, 4), inference_function=fn, memory=True)\n"
+              "except RuntimeError as error:\n    print(len(calls), error)\n")
+    env = {**os.environ, "CXX": str(tmp_path / "no-compiler"), "REGIONPROF_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("0 memory=True: regionprof's memory reporter could not be built"), done.stdout
+    assert "no C++ compiler found" in done.stdout

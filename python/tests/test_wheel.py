@@ -55,8 +55,9 @@ def test_wheel_name_contents_and_metadata(wheel: Path) -> None:
         entry_points = archive.read(f"regionprof-{regionprof.__version__}.dist-info/entry_points.txt").decode()
     assert "regionprof/bin/regionprof" in names
     assert "regionprof/lib/libregionprof_inject.so" in names
-    # ops=True's callback, as source compiled against the user's torch (python/regionprof/_torch_ops.py).
-    assert {"regionprof/_cpp/op_ranges.hpp", "regionprof/_cpp/op_ranges_extension.cpp"} <= set(names)
+    # ops=True's callback and memory=True's reporter, as source compiled against the user's torch (_torch_ops.py).
+    assert {"regionprof/_cpp/op_ranges.hpp", "regionprof/_cpp/memory_reporting.hpp",
+            "regionprof/_cpp/op_ranges_extension.cpp"} <= set(names)
     assert any(n.startswith("regionprof/_native.") and n.endswith(".so") for n in names)
     # Boost.JSON, simdjson and RE2 are vendored (renamed with a hash: Debian has no PIC archives of them); zlib and libstdc++ are linked in.
     vendored = sorted(n.split("/")[1].split("-")[0] for n in names if n.startswith("regionprof.libs/lib"))

@@ -653,6 +653,114 @@ BOOST_AUTO_TEST_CASE(eager_every_level_and_tuned) {
   BOOST_TEST(calls.count("untuned_module:body.1.linear") == 0u);  // a Linear called from Block: not seen
 }
 
+// Rule 21's LibTorch source, counted by hand: Linear(256, 256) on a 32 x 256 float input under
+// NoGradGuard allocates its output, 32 * 256 * 4 = 32,768 bytes, once per call, inside its region (the
+// weight's transpose is a view; the product goes straight into the output); the run's call drops the
+// output after the region closed: one free of 32,768 bytes a run, outside the region. The CPU
+// allocator's running total goes up by the allocation and back down by the free.
+BOOST_AUTO_TEST_CASE(memory_events_of_a_linear_are_its_output_exactly) {
+  torch::manual_seed(8);
+  torch::nn::Sequential net(torch::nn::Linear(256, 256));
+  const torch::Tensor x = torch::randn({32, 256});
+  const torch::NoGradGuard no_grad;
+  auto handle = rt::instrument(*net, {.tuned = {}, .every_level = false, .ops = false, .memory = true});
+  const std::size_t runs = 3;
+  const regionprof::Profile profile = regionprof::profile([&] { net->forward(x); }, quick_options(handle, runs));
+  const regionprof::trace& t = profile.source();
+  std::vector<const regionprof::cpu_interval*> linear;
+  for (const auto& interval : t.intervals) {
+    if (t.strings.view(interval.name) == "untuned_module:0") linear.push_back(&interval);
+  }
+  BOOST_REQUIRE_EQUAL(linear.size(), runs + 1);  // the harness's recorded warm-up run, then the measured runs
+  std::size_t inside = 0;
+  std::size_t allocations = 0;
+  std::size_t frees = 0;
+  for (const regionprof::memory_event& event : t.memory_events) {
+    BOOST_TEST(event.device == regionprof::cpu_memory);
+    BOOST_TEST(std::abs(event.bytes) == 32768);
+    BOOST_TEST(event.total_allocated != regionprof::memory_event::no_total);
+    const bool in_linear = std::any_of(linear.begin(), linear.end(), [&](const regionprof::cpu_interval* i) {
+      return i->thread == event.thread && i->start_ns <= event.time_ns && event.time_ns <= i->end_ns;
+    });
+    if (event.kind == regionprof::memory_event_kind::allocation) {
+      ++allocations;
+      BOOST_TEST(event.bytes == 32768);
+      BOOST_TEST(in_linear);
+      inside += in_linear ? 1 : 0;
+    } else {
+      ++frees;
+      BOOST_TEST((event.kind == regionprof::memory_event_kind::free));
+      BOOST_TEST(event.bytes == -32768);
+      BOOST_TEST(!in_linear);
+    }
+  }
+  BOOST_TEST(allocations == runs + 1);
+  BOOST_TEST(inside == runs + 1);
+  BOOST_TEST(frees == runs + 1);
+  // Allocation then free, run after run: the free brings the total back to what it was before.
+  for (std::size_t i = 0; i + 1 < t.memory_events.size(); i += 2) {
+    BOOST_TEST((t.memory_events[i].kind == regionprof::memory_event_kind::allocation));
+    BOOST_TEST(t.memory_events[i + 1].total_allocated == t.memory_events[i].total_allocated - 32768);
+  }
+
+  // The analysis (rule 21): per measured run, the region allocated 32,768 bytes once and freed nothing,
+  // the residual freed them, and the region's peak is the allocator's total after its allocation, the
+  // run's largest (the free brings it back down).
+  const regionprof::analysis_result& result = profile.result();
+  BOOST_REQUIRE_EQUAL(result.runs.size(), runs);
+  const auto cpu_figures = [&](std::uint32_t index) -> const regionprof::device_memory& {
+    const regionprof::memory_figures* figures = regionprof::memory_of(result, index);
+    BOOST_REQUIRE(figures != nullptr);
+    BOOST_REQUIRE_EQUAL(figures->size(), 1u);
+    BOOST_REQUIRE(figures->front().device == regionprof::cpu_memory);
+    return figures->front();
+  };
+  for (std::size_t r = 0; r < runs; ++r) {
+    BOOST_TEST_CONTEXT("run " << r) {
+      const regionprof::run_result& run = result.runs[r];
+      BOOST_REQUIRE_EQUAL(run.regions.size(), 1u);
+      BOOST_TEST(result.regions[run.regions[0].region].id == "untuned_module:0");
+      const std::int64_t total_after = t.memory_events[2 * (r + 1)].total_allocated;  // run 0 follows the warm-up
+      const regionprof::device_memory& region = cpu_figures(run.regions[0].memory);
+      BOOST_TEST(region.allocated_bytes == 32768u);
+      BOOST_TEST(region.allocations == 1u);
+      BOOST_TEST(region.freed_bytes == 0u);
+      BOOST_TEST(region.frees == 0u);
+      BOOST_TEST(region.peak_allocated_bytes.value_or(-1) == total_after);
+      const regionprof::device_memory& residual = cpu_figures(run.residual_memory);
+      BOOST_TEST(residual.allocated_bytes == 0u);
+      BOOST_TEST(residual.freed_bytes == 32768u);
+      BOOST_TEST(residual.frees == 1u);
+      const regionprof::device_memory& whole = cpu_figures(run.memory);
+      BOOST_TEST(whole.allocated_bytes == 32768u);
+      BOOST_TEST(whole.freed_bytes == 32768u);
+      BOOST_TEST(whole.peak_allocated_bytes.value_or(-1) == total_after);
+    }
+  }
+
+  // Removed: the thread's profiler state is as before, and nothing more is reported.
+  handle.remove();
+  BOOST_TEST(c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr);
+  regionprof::capture_session capture;
+  net->forward(x);
+  BOOST_TEST(capture.stop().data.memory_events.empty());
+}
+
+// torch keeps one profiler state per thread: a second memory instrumentation on the thread is refused
+// (std::logic_error) until the first is removed.
+BOOST_AUTO_TEST_CASE(memory_reporting_is_one_per_thread) {
+  torch::nn::Sequential net(torch::nn::Linear(4, 4));
+  auto first = rt::instrument(*net, {.tuned = {}, .every_level = false, .ops = false, .memory = true});
+  first.remove();
+  auto again = rt::instrument(*net, {.tuned = {}, .every_level = false, .ops = false, .memory = true});
+  torch::nn::Sequential other(torch::nn::Linear(4, 4));
+  BOOST_CHECK_THROW(rt::instrument(*other, {.tuned = {}, .every_level = false, .ops = false, .memory = true}),
+                    std::logic_error);
+  auto without = rt::instrument(*other);  // no memory: no conflict
+  again.remove();
+  BOOST_TEST(c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) == nullptr);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // A LibTorch training loop under the step profiler: each scheduled step a run, the instrumented modules'

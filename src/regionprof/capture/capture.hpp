@@ -10,6 +10,9 @@
 //
 // The tool is always attached once NVTX initialised it, but records only while a capture_session is
 // active (one per process at a time); outside a session each NVTX call returns after one relaxed load.
+// Memory events (docs/design.md, rule 21) come in through record_memory_event, not NVTX: an allocator's
+// reporting hook (the LibTorch adapter, Python's memory=True) calls it in the process's own copy of the
+// tool.
 #pragma once
 
 #include <cstddef>
@@ -42,14 +45,16 @@ using run_marker_predicate = std::function<bool(std::string_view name, std::stri
 /// Settings of one capture session.
 struct capture_options {
   /// Chunk memory (12-byte records) one session may take. Past it, records are dropped and counted
-  /// exactly (DROPPED_HOST_RECORDS). A range (push + pop) costs 24 bytes.
+  /// exactly (DROPPED_HOST_RECORDS). A range (push + pop) costs 24 bytes, a memory event 24.
   std::size_t memory_cap_bytes = std::size_t{1} << 30;
 };
 
 /// Counts of what a session recorded and what it could not use.
 struct capture_stats {
-  std::uint64_t records = 0;          ///< records kept (push, pop, start, end, mark, work)
-  std::uint64_t dropped_records = 0;  ///< records dropped at the memory cap (DROPPED_HOST_RECORDS)
+  std::uint64_t records = 0;          ///< records kept (push, pop, start, end, mark, work; two per memory event)
+  std::uint64_t dropped_records = 0;  ///< NVTX events dropped at the memory cap (DROPPED_HOST_RECORDS)
+  std::uint64_t memory_events = 0;    ///< memory events recorded (trace::memory_events)
+  std::uint64_t dropped_memory_events = 0;  ///< memory events dropped at the memory cap (DROPPED_HOST_RECORDS)
   std::uint64_t unmatched_pops = 0;   ///< pops with no open push of their domain on their thread
   std::uint64_t unmatched_ends = 0;   ///< range ends whose start this session did not record
   std::uint64_t open_at_stop = 0;     ///< ranges still open at stop: dropped from the trace
@@ -114,12 +119,14 @@ class capture_claim {
 };
 
 /// Records every NVTX range of the process from construction to stop(): push/pop and start/end from
-/// every domain and thread, marks, domain and string registrations. One session at a time.
+/// every domain and thread, marks, domain and string registrations, and the memory events
+/// record_memory_event reports. One session at a time.
 ///
 /// Ranges become CPU intervals (kind `range`) on CLOCK_MONOTONIC ns: a pop closes the innermost open
 /// push of its domain on its thread; a start/end range (which may end on another thread) is an interval
 /// on the thread that started it. Ranges still open at stop() are dropped from the trace and counted,
-/// as are pops and ends with no recorded start (UNBALANCED_RANGES).
+/// as are pops and ends with no recorded start (UNBALANCED_RANGES). Memory events become
+/// trace::memory_events, with their thread and time as a range's push gets them.
 ///
 /// ```
 /// regionprof::capture_session session;
@@ -151,14 +158,14 @@ class capture_session {
   /// what the threads have published so far, without stopping or pausing them, and once `runs` topmost
   /// run markers (ranges for which `is_marker` holds, not inside another marker on their thread) have
   /// closed, returns the window: every closed range that started before the end of the last of those
-  /// markers (the cut), and the marks before it. Those records are then dropped (their chunks go back to
-  /// the pool and out of the memory cap's count); ranges still open at the cut, and everything that starts
-  /// after it, stay for a later window or stop(), which returns what is left. nullopt while fewer than
-  /// `runs` markers have closed. A window's `stats.records` counts the records read since the window
-  /// before (over every window and stop() they sum to the session's records); its other counts and
-  /// warnings are its own, and ranges open at a cut are not counted as open (only stop() counts what is
-  /// still open). Not to be called concurrently with
-  /// itself or stop(); the threads that record need no lock.
+  /// markers (the cut), and the marks and memory events before it. Those records are then dropped (their
+  /// chunks go back to the pool and out of the memory cap's count); ranges still open at the cut, and
+  /// everything that starts after it, stay for a later window or stop(), which returns what is left.
+  /// nullopt while fewer than `runs` markers have closed. A window's `stats.records` counts the records
+  /// read since the window before (over every window and stop() they sum to the session's records); its
+  /// other counts and warnings are its own, and ranges open at a cut are not counted as open (only stop()
+  /// counts what is still open). Not to be called concurrently with itself or stop(); the threads that
+  /// record need no lock.
   ///
   /// ```
   /// regionprof::capture_session session;
@@ -179,6 +186,7 @@ class capture_session {
   capture_options options_;
   std::unique_ptr<capture_detail::window_state> windows_;  // what cut_window carries between calls
   std::uint64_t reported_drops_ = 0;  // records dropped at the cap that an earlier window reported
+  std::uint64_t reported_memory_drops_ = 0;  // memory events dropped at the cap that an earlier window reported
 };
 
 /// True while a capture_session is active or a capture_claim holds the session in this process.
@@ -201,6 +209,28 @@ std::string nvtx_tool_conflict();
 ///   regionprof::push_default_range("aten::linear"); ...; regionprof::pop_default_range();
 int push_default_range(const char* name) noexcept;
 int pop_default_range() noexcept;
+
+/// The largest CUDA ordinal record_memory_event takes (a record holds device + 1 in 14 bits).
+inline constexpr memory_device max_memory_device = 0x3FFE;
+
+/// Records a memory event (docs/design.md, rule 21) on the calling thread at the capture clock's now: an
+/// allocation (`bytes` > 0), a free (`bytes` < 0, |bytes| freed) or a failed allocation (`bytes` asked
+/// for) on `device` (cpu_memory, or CUDA ordinal 0 to max_memory_device), `total_allocated` the device's
+/// total allocated after it in bytes (memory_event::no_total when the source gives none). The session
+/// makes it a trace::memory_events entry, its thread and time as a range's push gets them. For
+/// allocators' reporting hooks (the LibTorch adapter's, Python's memory=True, compiled apart from this
+/// module and handed its address): no lock, no allocation; not recording, it returns after one relaxed
+/// load; past the memory cap the event is dropped and counted (capture_stats::dropped_memory_events,
+/// DROPPED_HOST_RECORDS).
+///
+/// Returns 1 when recorded; 0 when no session records (nothing checked) or the event was dropped; -1
+/// (nothing recorded) for a device outside cpu_memory..max_memory_device or a kind that is not a
+/// memory_event_kind.
+///
+///   using regionprof::memory_event_kind;
+///   regionprof::record_memory_event(32768, total, regionprof::cpu_memory, memory_event_kind::allocation);
+int record_memory_event(std::int64_t bytes, std::int64_t total_allocated, memory_device device,
+                        memory_event_kind kind) noexcept;
 
 /// The NVTX tool entry point: fills the callback tables of the NVTX instance that calls it and returns
 /// 1. `InitializeInjectionNvtx2` (injected route) and `InitializeInjectionNvtx2_fnptr` (static route)

@@ -269,7 +269,9 @@ class converter {
       thread_records& records = threads_[i];
       const bool any = records.walked || std::any_of(records.intervals.begin(), records.intervals.end(), emitted) ||
                        std::any_of(records.marks.begin(), records.marks.end(),
-                                   [cut](const pending_mark& m) { return m.ticks < cut; });
+                                   [cut](const pending_mark& m) { return m.ticks < cut; }) ||
+                       std::any_of(records.memory.begin(), records.memory.end(),
+                                   [cut](const pending_memory& m) { return m.ticks < cut; });
       records.walked = false;
       std::optional<thread_index> thread;
       if (any) {
@@ -324,9 +326,20 @@ class converter {
           later.push_back(m);
         }
       }
+      std::vector<pending_memory> later_memory;
+      for (const pending_memory& m : records.memory) {
+        if (m.ticks < cut) {
+          t.memory_events.push_back({clock.to_ns(m.ticks), m.event.bytes, m.event.total_allocated, *thread,
+                                     m.event.device, m.event.kind, 0});
+          ++result.stats.memory_events;
+        } else {
+          later_memory.push_back(m);
+        }
+      }
       records.intervals.resize(last ? 0 : kept);
       records.works = std::move(later_works);
       records.marks = std::move(later);
+      records.memory = std::move(later_memory);
       for (auto& [domain, stack] : records.stacks) {
         for (std::size_t& s : stack) s = last ? s : slot[s];
       }
@@ -385,6 +398,10 @@ class converter {
     std::size_t slot;  // into thread_records::intervals
     declared_work work;
   };
+  struct pending_memory {
+    std::uint64_t ticks;
+    memory_payload event;
+  };
   /// One thread's state: its intervals not yet emitted (in push/start order; `closed` once paired), its
   /// marks not yet emitted, and its open pushes per domain (slots into `intervals`).
   struct thread_records {
@@ -396,6 +413,7 @@ class converter {
     std::vector<pending_interval> intervals;
     std::vector<pending_mark> marks;
     std::vector<pending_work> works;  // rule 18, in record order: slots into `intervals`
+    std::vector<pending_memory> memory;  // rule 21, in record order; not yet emitted
     std::vector<std::pair<std::uint16_t, std::vector<std::size_t>>> stacks;  // per domain; few per thread
   };
   struct positions {
@@ -452,6 +470,14 @@ class converter {
         const record& r = seg->records[i];
         const std::uint64_t ticks = seg->base + r.tick_delta();
         switch (r.kind()) {
+          case record_kind::memory:
+            // Its payload follows in the same segment: the two are published by one release of `used`,
+            // and a segment starts and ends at a published count.
+            if (i + 1 < seg->count) {
+              ++i;
+              out.memory.push_back({ticks, memory_payload_of(r, seg->records[i])});
+            }
+            break;
           case record_kind::push: stack_of(r.domain()).push_back(open_slot(out, r, ticks)); break;
           case record_kind::pop: {
             auto& stack = stack_of(r.domain());
@@ -591,13 +617,16 @@ void add_warnings(capture_result& result, const std::vector<std::string>& open_n
     message += "; close every range inside the profiled code";
     warnings.push_back({warning_code::unbalanced_ranges, warning_source::nvtx, std::move(message)});
   }
-  if (st.dropped_records > 0) {
+  if (st.dropped_records + st.dropped_memory_events > 0) {
+    const std::string memory = st.dropped_memory_events == 0
+                                   ? std::string()
+                                   : " and " + std::to_string(st.dropped_memory_events) + " memory event(s)";
     warnings.push_back({warning_code::dropped_host_records, warning_source::nvtx,
-                        std::to_string(st.dropped_records) +
-                            " NVTX record(s) were dropped after the capture reached its memory cap of " +
+                        std::to_string(st.dropped_records) + " NVTX record(s)" + memory +
+                            " were dropped after the capture reached its memory cap of " +
                             std::to_string(cap_bytes) + " bytes, and " + std::to_string(st.lost_to_cap) +
                             " range(s) lost their start or end to it and were left out; raise "
-                            "capture_options::memory_cap_bytes (a range costs 24 bytes)"});
+                            "capture_options::memory_cap_bytes (a range costs 24 bytes, a memory event 24)"});
   }
   if (st.clamped_ranges > 0) {
     warnings.push_back({warning_code::clock_anomaly, warning_source::nvtx,
@@ -656,6 +685,7 @@ capture_session::capture_session(capture_claim&& claim, const capture_options& o
   discard(0);  // chunks left over from earlier sessions (exited threads) go back to the pool
   s.session_bytes.store(0, std::memory_order_relaxed);
   s.dropped.store(0, std::memory_order_relaxed);
+  s.dropped_memory.store(0, std::memory_order_relaxed);
   s.session_cap.store(options.memory_cap_bytes, std::memory_order_relaxed);
   s.last_epoch = s.last_epoch == 0xFFFFFFFFu ? 1 : s.last_epoch + 1;
   epoch_ = s.last_epoch;
@@ -683,6 +713,7 @@ void session_stats(capture_result& result, const capture_detail::tick_converter&
   using namespace capture_detail;
   tool_state& s = state();
   result.stats.dropped_records = s.dropped.load(std::memory_order_relaxed);
+  result.stats.dropped_memory_events = s.dropped_memory.load(std::memory_order_relaxed);
   result.stats.chunk_bytes = s.session_bytes.load(std::memory_order_relaxed);
   result.stats.domains_past_limit = s.domains.overflowed();
   result.stats.tool_attached = s.attached.load(std::memory_order_acquire);
@@ -712,6 +743,8 @@ std::optional<capture_result> capture_session::cut_window(std::size_t runs, cons
   // Drops are counted once, in the window that saw them (the cap applies to the records kept at a time).
   result.stats.dropped_records -= std::min(result.stats.dropped_records, reported_drops_);
   reported_drops_ += result.stats.dropped_records;
+  result.stats.dropped_memory_events -= std::min(result.stats.dropped_memory_events, reported_memory_drops_);
+  reported_memory_drops_ += result.stats.dropped_memory_events;
   add_warnings(result, {}, options_.memory_cap_bytes);
   return result;
 }
@@ -735,11 +768,13 @@ capture_result capture_session::stop() {
     collect(epoch, input, windows_->consumed);
     windows_->convert.add(input);
   }
-  const std::uint64_t dropped = s.dropped.load(std::memory_order_relaxed);
+  const std::uint64_t dropped =
+      s.dropped.load(std::memory_order_relaxed) + s.dropped_memory.load(std::memory_order_relaxed);
   windows_->convert.set_dropped(dropped > 0);
   windows_->convert.emit(clock, 0, true, result);
   session_stats(result, clock);
   result.stats.dropped_records -= std::min(result.stats.dropped_records, reported_drops_);
+  result.stats.dropped_memory_events -= std::min(result.stats.dropped_memory_events, reported_memory_drops_);
   add_warnings(result, windows_->convert.open_names(), options_.memory_cap_bytes);
   if (std::string conflict = nvtx_tool_conflict(); !conflict.empty()) {
     result.data.warnings.push_back({warning_code::nvtx_tool_conflict, warning_source::nvtx, std::move(conflict)});

@@ -22,7 +22,9 @@ constexpr std::size_t pool_cap_chunks = 512;  // 32 MiB
 
 pthread_key_t exit_key;
 
-void count_drop() noexcept { state().dropped.fetch_add(1, std::memory_order_relaxed); }
+void count_drop(dropped_event what) noexcept {
+  (what == dropped_event::memory ? state().dropped_memory : state().dropped).fetch_add(1, std::memory_order_relaxed);
+}
 
 /// Takes one chunk's worth of the session's memory cap; false when that would exceed it.
 bool charge_chunk() noexcept {
@@ -70,18 +72,19 @@ chunk* take_chunk() noexcept {
   return new (std::nothrow) chunk;
 }
 
-/// From now until session `epoch` ends, the calling thread drops every record (memory cap).
-void drop_until_session_ends(thread_buffer* b, std::uint32_t epoch) noexcept {
+/// From now until session `epoch` ends, the calling thread drops every event (memory cap); this one, a
+/// `what`, is counted.
+void drop_until_session_ends(thread_buffer* b, std::uint32_t epoch, dropped_event what) noexcept {
   b->used = records_per_chunk;  // prepare() takes the slow path from now on
   b->over_cap = true;
   b->over_cap_epoch.store(epoch, std::memory_order_relaxed);
-  count_drop();
+  count_drop(what);
 }
 
 /// Hands the current chunk (if any) over and starts a fresh one with tick base `base`. False when the
-/// memory cap (or memory) refuses it: the record is dropped and counted, and so is every later one of
-/// this thread in this session.
-bool replace_chunk(thread_buffer* b, std::uint32_t epoch, std::uint64_t base) noexcept {
+/// memory cap (or memory) refuses it: the event, a `what`, is dropped and counted, and so is every later
+/// one of this thread in this session.
+bool replace_chunk(thread_buffer* b, std::uint32_t epoch, std::uint64_t base, dropped_event what) noexcept {
   if (b->current != nullptr) {
     // Handed over before it is unpublished: a collector finds it in one place or the other (see the
     // ownership rules in capture_state.hpp); the other order loses it to a collector that runs between.
@@ -96,7 +99,7 @@ bool replace_chunk(thread_buffer* b, std::uint32_t epoch, std::uint64_t base) no
     if (fresh == nullptr) state().session_bytes.fetch_sub(chunk_bytes, std::memory_order_relaxed);
   }
   if (fresh == nullptr) {  // over the cap (or out of memory): drop until the session ends
-    drop_until_session_ends(b, epoch);
+    drop_until_session_ends(b, epoch, what);
     return false;
   }
   start_chunk(b, fresh, epoch, base);
@@ -209,12 +212,12 @@ tool_state& state() noexcept {
   return *instance;
 }
 
-thread_buffer* prepare_slow(std::uint32_t epoch) noexcept {
+thread_buffer* prepare_slow(std::uint32_t epoch, dropped_event what) noexcept {
   thread_buffer* b = this_thread_buffer;
   if (b == nullptr) {
     b = register_this_thread();
     if (b == nullptr) {
-      count_drop();
+      count_drop(what);
       return nullptr;
     }
   }
@@ -229,30 +232,35 @@ thread_buffer* prepare_slow(std::uint32_t epoch) noexcept {
         start_chunk(b, b->current, epoch, base_for(read_ticks()));
         return b;
       }
-      drop_until_session_ends(b, epoch);  // keeps the chunk for a later session
+      drop_until_session_ends(b, epoch, what);  // keeps the chunk for a later session
       return nullptr;
     }
     b->used = records_per_chunk;  // no chunk yet: take one below
   }
   if (b->over_cap) {
-    count_drop();
+    count_drop(what);
     return nullptr;
   }
-  // The current chunk is full (or there is none): hand it over, then take a fresh one.
-  return replace_chunk(b, epoch, base_for(read_ticks())) ? b : nullptr;
+  // The current chunk has no room for the event (or there is none): hand it over, take a fresh one.
+  return replace_chunk(b, epoch, base_for(read_ticks()), what) ? b : nullptr;
+}
+
+bool rebase(thread_buffer* b, std::uint64_t ticks, dropped_event what) noexcept {
+  const std::uint64_t base = base_for(ticks);
+  if (b->used == 0) {
+    // Nothing published against the old base (a collector reading this chunk now copies no record):
+    // rebase in place; the release of `used` that publishes the next record publishes the new base.
+    b->base = base;
+    b->current->base.store(base, std::memory_order_relaxed);
+    return true;
+  }
+  return replace_chunk(b, b->epoch, base, what);
 }
 
 std::uint32_t append_rebased(thread_buffer* b, std::uint64_t ticks, record_kind kind, std::uint16_t domain,
                              std::uint32_t name) noexcept {
-  const std::uint64_t base = base_for(ticks);
-  if (b->used == 0) {
-    // Nothing published against the old base (a collector reading this chunk now copies no record):
-    // rebase in place; the release of `used` below publishes the new base with the record.
-    b->base = base;
-    b->current->base.store(base, std::memory_order_relaxed);
-  } else if (!replace_chunk(b, b->epoch, base)) {
-    return dropped_index;
-  }
+  if (!rebase(b, ticks, dropped_event::nvtx)) return dropped_index;
+  const std::uint64_t base = b->base;
   const std::uint32_t index = b->used;
   b->current->records[index] = make_record(ticks - base, kind, domain, name);
   b->used = index + 1;

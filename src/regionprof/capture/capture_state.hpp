@@ -1,8 +1,9 @@
 // The capture tool's process-wide state and its hot path (docs/design.md, "Hot path (capture)").
 //
 // Records: every NVTX event appends one 12-byte record to the calling thread's current chunk (64 KiB,
-// 5458 records after a 40-byte header: 12.007 bytes per event). No lock, no allocation, no string copy
-// for registered names; one load of `active_epoch` when not recording.
+// 5458 records after a 40-byte header: 12.007 bytes per event), every memory event two records in the
+// same chunk. No lock, no allocation, no string copy for registered names; one load of `active_epoch`
+// when not recording.
 //
 // Ownership (no record is read while it is written):
 // - A thread owns its current chunk and publishes each record with a release store of `chunk::used`.
@@ -44,7 +45,7 @@
 
 namespace regionprof::capture_detail {
 
-enum class record_kind : std::uint8_t { push = 1, pop = 2, start = 3, end = 4, mark = 5, work = 6 };
+enum class record_kind : std::uint8_t { push = 1, pop = 2, start = 3, end = 4, mark = 5, work = 6, memory = 7 };
 
 /// One NVTX event in 12 bytes (alignment 4, so records pack with no padding):
 ///   packed (64 bits) = tick delta from the chunk's base (bits 0-44) | kind (45-47) | domain (48-63),
@@ -108,6 +109,42 @@ inline std::uint64_t work_value(const record& r) noexcept {
   return (r.packed() & ((std::uint64_t{1} << 45) - 1)) | (static_cast<std::uint64_t>(r.name & 0x7FFFFu) << 45);
 }
 inline work_quantity work_quantity_of(const record& r) noexcept { return static_cast<work_quantity>(r.name >> 30); }
+
+/// A memory event (docs/design.md, rule 21) in two records, both appended and published at once (one release
+/// of `used`), so a collector never sees one without the other and a segment never splits them:
+///   head:    kind `memory`, the tick delta as any record; domain field = memory event kind (bits 14-15) |
+///            device + 1 (bits 0-13: cpu_memory is 0, CUDA ordinal N is N + 1); name = bytes bits 0-31;
+///   payload: packed_low = bytes bits 32-63, packed_high = total bits 0-31, name = total bits 32-63.
+/// 24 bytes per event. The payload's bits are not a record's: only the record before it says what it is.
+inline constexpr std::uint32_t memory_event_records = 2;
+/// The largest device a memory record holds (14 bits for device + 1).
+inline constexpr memory_device max_memory_record_device = 0x3FFE;
+static_assert(max_memory_record_device == max_memory_device, "capture.hpp's bound is the record's");
+
+struct memory_payload {
+  std::int64_t bytes;
+  std::int64_t total_allocated;
+  memory_device device;  ///< cpu_memory .. max_memory_record_device
+  memory_event_kind kind;
+};
+
+inline std::uint16_t memory_domain_field(memory_device device, memory_event_kind kind) noexcept {
+  return static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 14) | static_cast<unsigned>(device + 1));
+}
+inline record make_memory_payload_record(const memory_payload& m) noexcept {
+  const auto bytes = static_cast<std::uint64_t>(m.bytes);
+  const auto total = static_cast<std::uint64_t>(m.total_allocated);
+  return {static_cast<std::uint32_t>(bytes >> 32), static_cast<std::uint32_t>(total),
+          static_cast<std::uint32_t>(total >> 32)};
+}
+/// The event a head record and its payload record hold (its time aside).
+inline memory_payload memory_payload_of(const record& head, const record& payload) noexcept {
+  const std::uint16_t field = head.domain();
+  return {static_cast<std::int64_t>(head.name | (static_cast<std::uint64_t>(payload.packed_low) << 32)),
+          static_cast<std::int64_t>(payload.packed_high | (static_cast<std::uint64_t>(payload.name) << 32)),
+          static_cast<memory_device>(static_cast<int>(field & 0x3FFFu) - 1),
+          static_cast<memory_event_kind>(field >> 14)};
+}
 
 inline record make_record(std::uint64_t tick_delta, record_kind kind, std::uint16_t domain,
                           std::uint32_t name) noexcept {
@@ -254,7 +291,8 @@ struct tool_state {
   std::atomic<std::uint64_t> next_chunk_serial{1};
   std::atomic<std::size_t> session_bytes{0};   ///< chunk memory taken by the active session
   std::atomic<std::size_t> session_cap{0};     ///< the active session's memory cap
-  std::atomic<std::uint64_t> dropped{0};       ///< records dropped by the active session
+  std::atomic<std::uint64_t> dropped{0};       ///< NVTX events dropped by the active session
+  std::atomic<std::uint64_t> dropped_memory{0};  ///< memory events dropped by the active session
   std::atomic<bool> attached{false};
   std::atomic<bool> session_open{false};       ///< held by a capture_claim or capture_session (one)
   std::uint32_t last_epoch = 0;                ///< guarded by session_open
@@ -285,30 +323,39 @@ inline std::uint32_t load_active_epoch() noexcept {
 /// (`__thread`, not thread_local: no TLS wrapper call when another translation unit reads it.)
 extern __thread thread_buffer* this_thread_buffer __attribute__((tls_model("initial-exec")));
 
-/// Slow path: the calling thread's buffer ready to append one record in `epoch` (registers the thread,
-/// starts its chunk for this session, or hands over a full chunk and takes a new one). nullptr when the
-/// record must be dropped (memory cap, or the session ended meanwhile); the drop is counted here.
-thread_buffer* prepare_slow(std::uint32_t epoch) noexcept;
+/// What a drop at the memory cap is counted as: an NVTX event (tool_state::dropped) or a memory event
+/// (tool_state::dropped_memory).
+enum class dropped_event : std::uint8_t { nvtx, memory };
 
-/// The calling thread's buffer ready to append in `epoch` (read relaxed, non-zero), or nullptr (dropped
-/// and counted).
+/// Slow path: the calling thread's buffer ready to append one event in `epoch` (registers the thread,
+/// starts its chunk for this session, or hands over a chunk without room for it and takes a new one: a
+/// fresh chunk has room for any event). nullptr when the event must be dropped (memory cap, or the
+/// session ended meanwhile); the drop is counted here, as `what`.
+thread_buffer* prepare_slow(std::uint32_t epoch, dropped_event what) noexcept;
+
+/// The calling thread's buffer ready to append `records` records in `epoch` (read relaxed, non-zero), or
+/// nullptr (dropped and counted: as a memory event when `records` is memory_event_records).
+template <std::uint32_t records = 1>
 inline thread_buffer* prepare(std::uint32_t epoch) noexcept {
 #if !defined(__SANITIZE_THREAD__)
   std::atomic_thread_fence(std::memory_order_acquire);  // pairs with the session's release of the epoch
 #endif
   thread_buffer* buffer = this_thread_buffer;
-  if (buffer != nullptr && buffer->epoch == epoch && buffer->used < records_per_chunk) [[likely]] {
+  if (buffer != nullptr && buffer->epoch == epoch && buffer->used <= records_per_chunk - records) [[likely]] {
     return buffer;
   }
-  return prepare_slow(epoch);
+  return prepare_slow(epoch, records == memory_event_records ? dropped_event::memory : dropped_event::nvtx);
 }
 
 /// Sentinel index: the record was dropped (counted) because its rebase needed a chunk past the cap.
 inline constexpr std::uint32_t dropped_index = 0xFFFFFFFFu;
 
-/// Slow path of append(): `ticks` is too far from the chunk's base. Rebases (a fresh chunk based just
-/// below `ticks`, or the empty current chunk in place) and appends; dropped_index when the fresh chunk
-/// is refused (memory cap: counted, and the thread drops until the session ends).
+/// `ticks` is too far from the chunk's base: rebases (a fresh chunk based just below `ticks`, or the empty
+/// current chunk in place). False when the fresh chunk is refused (memory cap: the event is counted as
+/// `what`, and the thread drops until the session ends).
+bool rebase(thread_buffer* buffer, std::uint64_t ticks, dropped_event what) noexcept;
+
+/// Slow path of append(): rebase(), then the append; dropped_index when the rebase was refused.
 std::uint32_t append_rebased(thread_buffer* buffer, std::uint64_t ticks, record_kind kind, std::uint16_t domain,
                              std::uint32_t name) noexcept;
 
@@ -331,6 +378,22 @@ inline void append_work(thread_buffer* buffer, work_quantity quantity, std::uint
   buffer->current->records[index] = make_work_record(quantity, domain, value);
   buffer->used = index + 1;
   buffer->current->used.store(index + 1, std::memory_order_release);
+}
+
+/// Appends a memory event's two records to a buffer that prepare<memory_event_records>() returned and
+/// publishes them with one release; false when its rebase was refused (dropped, counted).
+inline bool append_memory(thread_buffer* buffer, std::uint64_t ticks, const memory_payload& event) noexcept {
+  if (ticks - buffer->base > max_tick_delta) [[unlikely]] {
+    if (!rebase(buffer, ticks, dropped_event::memory)) return false;
+  }
+  const std::uint32_t index = buffer->used;
+  record* slot = buffer->current->records + index;
+  slot[0] = make_record(ticks - buffer->base, record_kind::memory, memory_domain_field(event.device, event.kind),
+                        static_cast<std::uint32_t>(static_cast<std::uint64_t>(event.bytes)));
+  slot[1] = make_memory_payload_record(event);
+  buffer->used = index + memory_event_records;
+  buffer->current->used.store(index + memory_event_records, std::memory_order_release);
+  return true;
 }
 
 /// The id of an unregistered name, through the thread's cache (content hash) in front of the registry.

@@ -1,4 +1,5 @@
-// The NVTX v3 tool: callbacks for the CORE and CORE2 modules, and the export-table attach.
+// The NVTX v3 tool: callbacks for the CORE and CORE2 modules, and the export-table attach; the entry
+// points beside NVTX (push_default_range, pop_default_range, record_memory_event) share its hot path.
 //
 // NVTX_NO_IMPL: this file implements a tool, not an NVTX instance (the program's own NVTX headers do).
 // Handles given to NVTX encode our ids: a domain handle is its domain id (nullptr: the default domain),
@@ -244,6 +245,15 @@ void NVTX_API mark_w(const wchar_t* message) {
   mark(0, [message](thread_buffer* b) { return wide_name_id(b, message); });
 }
 
+// ---- memory events (record_memory_event, not an NVTX call) ------------------------------------------------
+// As a push: the relaxed load, then out of line the recording path, which reads the clock last.
+
+[[gnu::noinline]] int memory_recording(std::uint32_t epoch, const memory_payload& event) noexcept {
+  thread_buffer* b = prepare<memory_event_records>(epoch);
+  if (b == nullptr) return 0;
+  return append_memory(b, read_ticks(), event) ? 1 : 0;
+}
+
 // ---- domains, registered strings, thread names ---------------------------------------------------------
 
 std::string wide_to_string(const wchar_t* text) {
@@ -388,6 +398,16 @@ int attach_nvtx_capture(const void* (*get_export_table)(std::uint32_t)) noexcept
 
 int push_default_range(const char* name) noexcept { return capture_detail::push_a(name); }
 int pop_default_range() noexcept { return capture_detail::pop_default(); }
+
+int record_memory_event(std::int64_t bytes, std::int64_t total_allocated, memory_device device,
+                        memory_event_kind kind) noexcept {
+  const std::uint32_t epoch = capture_detail::load_active_epoch();
+  if (epoch == 0) return 0;
+  if (device < cpu_memory || device > max_memory_device || kind > memory_event_kind::out_of_memory) [[unlikely]] {
+    return -1;
+  }
+  return capture_detail::memory_recording(epoch, {bytes, total_allocated, device, kind});
+}
 
 bool nvtx_capture_attached() noexcept { return capture_detail::state().attached.load(std::memory_order_acquire); }
 

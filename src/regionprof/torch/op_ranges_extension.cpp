@@ -1,10 +1,14 @@
-// The Python package's op ranges (regionprof.torch's ops=True): compiled at first use against the
-// user's own torch (python/regionprof/_torch_ops.py, _load) and loaded with ctypes, so the
-// package itself links no torch. It pushes through the capture's entry points, which Python hands it
-// as addresses (regionprof._native.op_range_functions()). C entry points only; nothing throws out.
+// The Python package's op ranges (regionprof.torch's ops=True) and memory events (memory=True):
+// compiled at first use against the user's own torch (python/regionprof/_torch_ops.py, _load) and
+// loaded with ctypes, so the package itself links no torch. It records through the capture's entry
+// points, which Python hands it as addresses (regionprof._native.op_range_functions(),
+// memory_event_function()). C entry points only; nothing throws out.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 
+#include "memory_reporting.hpp"
 #include "op_ranges.hpp"
 
 namespace {
@@ -38,4 +42,34 @@ extern "C" __attribute__((visibility("default"))) void regionprof_op_ranges_remo
   } catch (const std::exception&) {
     // Nothing to undo: torch removes unknown handles silently.
   }
+}
+
+namespace memory = regionprof::torch::memory_reporting;
+
+/// Installs a memory reporter recording through `record` (record_memory_event's shape) as the calling
+/// thread's torch profiler state; returns its handle, or 0 with the reason in `error` (NUL-terminated,
+/// at most `capacity` bytes) when the thread already has one or torch refused.
+extern "C" __attribute__((visibility("default"))) void* regionprof_memory_install(
+    memory::record_function record, char* error, std::size_t capacity) noexcept {
+  const auto fail = [&](const char* why) -> void* {
+    if (error != nullptr && capacity > 0) {
+      std::strncpy(error, why, capacity - 1);
+      error[capacity - 1] = '\0';
+    }
+    return nullptr;
+  };
+  if (record == nullptr) return fail("no record function");
+  try {
+    return new memory::installation(record);
+  } catch (const std::exception& refused) {
+    return fail(refused.what());
+  } catch (...) {
+    return fail("unknown error");
+  }
+}
+
+/// Removes and frees an installation regionprof_memory_install returned (on the thread that installed
+/// it, the thread's profiler state is as before; see memory_reporting::installation::remove).
+extern "C" __attribute__((visibility("default"))) void regionprof_memory_remove(void* handle) noexcept {
+  delete static_cast<memory::installation*>(handle);
 }

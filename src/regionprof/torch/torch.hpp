@@ -55,6 +55,15 @@ struct instrument_options {
   /// the ops of each module's region (docs/design.md, rule 20). Costs about a RecordFunction callback
   /// and an NVTX range per op.
   bool ops = false;
+  /// Also record what torch's allocators allocate and free (CPU, CUDA) as memory events of each region
+  /// (docs/design.md, rule 21): a c10 memory reporter installed as the torch profiler state of the thread
+  /// that calls instrument() (torch carries it to autograd's and at::launch's threads), removed with the
+  /// instrumentation (on that thread; elsewhere it goes quiet). Events are recorded only while the
+  /// capture linked into this program records (regionprof::profile, step_profiler). Costs the allocators'
+  /// own bookkeeping (a lock and a hash map per allocation and free on the CPU) and a capture record per
+  /// event. While it is installed torch.profiler cannot start on that thread, and instrument() throws
+  /// std::logic_error when the thread already has a profiler state (torch.profiler running).
+  bool memory = false;
 };
 
 /// One marked module.

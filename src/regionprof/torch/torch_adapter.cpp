@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "regionprof/capture/capture.hpp"
+#include "regionprof/torch/memory_reporting.hpp"
 #include "regionprof/torch/op_ranges.hpp"
 #include "regionprof/torch/region_stack.hpp"
 #include "regionprof/torch/torch.hpp"
@@ -124,6 +126,19 @@ int push_op_range(const char* name) { return nvtxRangePushA(name); }
 int pop_op_range() { return nvtxRangePop(); }
 
 shared_callback op_range_callback{[] { return op_ranges::callback<&push_op_range, &pop_op_range>(); }};
+
+// ---- Memory events (instrument_options::memory) ----------------------------------------------------
+//
+// c10's allocators report to a memory_reporting::reporter on the instrumenting thread; each report is a
+// memory event of the capture linked into this program (docs/design.md, rule 21).
+static_assert(memory_reporting::allocation == static_cast<std::uint8_t>(memory_event_kind::allocation));
+static_assert(memory_reporting::freed == static_cast<std::uint8_t>(memory_event_kind::free));
+static_assert(memory_reporting::out_of_memory == static_cast<std::uint8_t>(memory_event_kind::out_of_memory));
+static_assert(memory_reporting::cpu == cpu_memory);
+
+int record_memory(std::int64_t bytes, std::int64_t total_allocated, std::int16_t device, std::uint8_t kind) {
+  return record_memory_event(bytes, total_allocated, device, static_cast<memory_event_kind>(kind));
+}
 
 // ---- Discovery (shared by TorchScript and eager) -------------------------------------------------
 
@@ -416,6 +431,7 @@ struct instrumentation::state {
   std::optional<::torch::jit::Module> scripted;
   bool holds_unwind_callback = false;
   bool holds_op_ranges = false;  // instrument_options::ops
+  std::unique_ptr<memory_reporting::installation> memory;  // instrument_options::memory
 
   // Eager: bound modules (kept alive) and wrapped Sequential children.
   struct wrapped_child {
@@ -449,12 +465,23 @@ struct instrumentation::state {
       op_range_callback.release();
       holds_op_ranges = false;
     }
+    memory.reset();
   }
 
   void acquire_op_ranges(const instrument_options& options) {
     if (!options.ops) return;
     op_range_callback.acquire();
     holds_op_ranges = true;
+  }
+
+  /// Throws std::logic_error when the calling thread already has a torch profiler state.
+  void install_memory_reporting(const instrument_options& options) {
+    if (!options.memory) return;
+    try {
+      memory = std::make_unique<memory_reporting::installation>(&record_memory);
+    } catch (const std::logic_error& refused) {
+      throw std::logic_error(std::string("regionprof::torch::instrument(memory = true): ") + refused.what());
+    }
   }
 };
 
@@ -558,6 +585,7 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
   unwind_callback.acquire();
   s->holds_unwind_callback = true;
   s->acquire_op_ranges(options);
+  s->install_memory_reporting(options);
   return instrumentation(std::move(s));
 }
 
@@ -592,6 +620,7 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
   }
   s->regions = std::move(found.regions);
   s->acquire_op_ranges(options);
+  s->install_memory_reporting(options);
   return instrumentation(std::move(s));
 }
 
