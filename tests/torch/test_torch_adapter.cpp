@@ -727,11 +727,11 @@ BOOST_AUTO_TEST_CASE(memory_events_of_a_linear_are_its_output_exactly) {
       BOOST_TEST(region.freed_bytes == 0u);
       BOOST_TEST(region.frees == 0u);
       BOOST_TEST(region.peak_allocated_bytes.value_or(-1) == total_after);
-      const regionprof::device_memory& residual = cpu_figures(run.residual_memory);
+      const regionprof::device_memory& residual = cpu_figures(result.run_memory.at(r).residual);
       BOOST_TEST(residual.allocated_bytes == 0u);
       BOOST_TEST(residual.freed_bytes == 32768u);
       BOOST_TEST(residual.frees == 1u);
-      const regionprof::device_memory& whole = cpu_figures(run.memory);
+      const regionprof::device_memory& whole = cpu_figures(result.run_memory.at(r).run);
       BOOST_TEST(whole.allocated_bytes == 32768u);
       BOOST_TEST(whole.freed_bytes == 32768u);
       BOOST_TEST(whole.peak_allocated_bytes.value_or(-1) == total_after);
