@@ -214,4 +214,36 @@ BOOST_AUTO_TEST_CASE(regions_and_residual_sum_to_the_run_on_random_traces) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(key_average_rows_carry_the_bytes_allocated_inside_them) {
+  // Run [0, 1000]: a [100, 400] > aten::linear [150, 350] > aten::addmm [200, 300]. Allocations: 50 +8
+  // (the marker's own), 160 +100 (linear's own), 250 +4096 (addmm's); a free at 320 counts nowhere.
+  trace_builder b;
+  b.thread(1).marker(0, 1000).range("aot_module:a", 100, 400).cpu_op("aten::linear", 150, 350);
+  b.cpu_op("aten::addmm", 200, 300).memory(50, 8).memory(160, 100).memory(250, 4096).memory(320, -4096);
+  const analysis_result r = analyze(b.build(), analysis_options{});
+  const auto row = [&](const std::vector<key_average_row>& rows, const std::string& key) -> const key_average_row& {
+    for (const key_average_row& candidate : rows) {
+      if (candidate.key == key) return candidate;
+    }
+    BOOST_FAIL("no row " + key);
+    return rows.front();
+  };
+  const std::vector<key_average_row>& rows = r.cpu_time_total.rows;
+  BOOST_TEST(row(rows, "aten::addmm").self_allocated_bytes.value() == 4096u);
+  BOOST_TEST(row(rows, "aten::addmm").allocated_bytes.value() == 4096u);
+  BOOST_TEST(row(rows, "aten::linear").self_allocated_bytes.value() == 100u);
+  BOOST_TEST(row(rows, "aten::linear").allocated_bytes.value() == 4196u);
+  BOOST_TEST(row(rows, "aot_module:a").self_allocated_bytes.value() == 0u);
+  BOOST_TEST(row(rows, "aot_module:a").allocated_bytes.value() == 4196u);
+  BOOST_TEST(row(rows, "regionprof.profiled_run").self_allocated_bytes.value() == 8u);
+  BOOST_TEST(row(rows, "regionprof.profiled_run").allocated_bytes.value() == 4204u);
+  // The region's ops carry the same bytes (rule 20).
+  BOOST_TEST_REQUIRE(!r.region_ops.empty());
+  BOOST_TEST(row(r.region_ops.front().rows, "aten::linear").allocated_bytes.value() == 4196u);
+  // Without memory events the rows have no bytes.
+  const analysis_result plain =
+      analyze(trace_builder().thread(1).marker(0, 1000).cpu_op("aten::addmm", 200, 300).build(), {});
+  BOOST_TEST(!row(plain.cpu_time_total.rows, "aten::addmm").allocated_bytes.has_value());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

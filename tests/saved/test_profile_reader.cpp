@@ -445,6 +445,19 @@ BOOST_AUTO_TEST_CASE(region_ops_read_back_and_name_their_regions) {
 // writes the same text (the summaries' medians recomputed); a profile without it reads none and writes
 // none; devices are stored ascending whatever the file's order; `{}` is no figures; a bad value is an
 // error naming the file and the key.
+// Rule 21: a live profile with memory events (the analysis's figures, and its key-average rows' bytes)
+// reads back and writes the same JSON.
+BOOST_AUTO_TEST_CASE(a_live_profile_with_memory_reads_back_byte_for_byte) {
+  test::trace_builder b;
+  b.thread(1).marker(0, 1000).range("aot_module:a", 100, 400).cpu_op("aten::addmm", 200, 300);
+  b.memory(250, 4096, 4096).memory(450, -4096, 0).out_of_memory(460, 1 << 30, 0, 0);
+  const Profile live(b.build(), analysis_options{}, fixed_context());
+  const std::string text = to_json(live);
+  BOOST_TEST(text.find("\"self_allocated_bytes\": 4096") != std::string::npos);
+  BOOST_TEST(text.find("OUT_OF_MEMORY") != std::string::npos);
+  BOOST_TEST(to_json(read_profile_text(text, "live.json")) == text);
+}
+
 BOOST_AUTO_TEST_CASE(memory_reads_back_and_names_bad_values) {
   const analysis_result live = memory_result();
   const Profile saved = round_trip(live);

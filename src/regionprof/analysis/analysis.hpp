@@ -214,6 +214,10 @@ struct key_average_row {
   std::int64_t cpu_time_total_ns = 0;
   std::optional<std::int64_t> self_device_time_ns;   ///< present iff device data
   std::optional<std::int64_t> device_time_total_ns;  ///< present iff device data
+  /// Rule 21, `CPU` rows of a trace with memory events: bytes allocated (any device) while the event was
+  /// the innermost open interval on its thread (self), or while it was open at all (total).
+  std::optional<std::uint64_t> self_allocated_bytes{};
+  std::optional<std::uint64_t> allocated_bytes{};
 };
 
 /// A row's total time in its own domain, ns: total CPU time of a `CPU` row, total device time of a

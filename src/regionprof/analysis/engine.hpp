@@ -102,6 +102,8 @@ struct cpu_key_stats {
   std::int64_t total_cpu = 0;
   std::int64_t self_device = 0;
   std::int64_t total_device = 0;
+  std::uint64_t self_allocated = 0;   ///< bytes (rule 21)
+  std::uint64_t total_allocated = 0;  ///< bytes
 };
 
 /// Key averages of one name on the CPU or the device within one owner: a region (classifier region
@@ -439,8 +441,7 @@ class engine {
   template <typename Metric>
   std::vector<key_average_row> first_rows(std::vector<row_source> sources, Metric metric, std::size_t limit) const;
   /// Rule 10's rows of one name: a CPU row (device fields iff device data) and a CUDA row.
-  key_average_row cpu_row(name_id name, std::uint64_t count, std::int64_t self_cpu, std::int64_t total_cpu,
-                          std::int64_t self_device, std::int64_t total_device) const;
+  key_average_row cpu_row(name_id name, const cpu_key_stats& stats) const;
   key_average_row device_row(name_id name, std::uint64_t count, std::int64_t total) const;
   // assemble.cpp, key_averages.cpp, warnings.cpp
   analysis_result assemble();

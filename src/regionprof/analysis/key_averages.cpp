@@ -30,23 +30,25 @@ std::vector<key_average_row> engine::first_rows(std::vector<row_source> sources,
   for (std::size_t i = 0; i < kept; ++i) {
     const row_source& r = sources[i];
     const cpu_key_stats& s = *r.stats;
-    out.push_back(r.type == device_type::cpu ? cpu_row(r.name, s.count, s.self_cpu, s.total_cpu, s.self_device, s.total_device)
-                                             : device_row(r.name, s.count, s.total_device));
+    out.push_back(r.type == device_type::cpu ? cpu_row(r.name, s) : device_row(r.name, s.count, s.total_device));
   }
   return out;
 }
 
-key_average_row engine::cpu_row(name_id name, std::uint64_t count, std::int64_t self_cpu, std::int64_t total_cpu,
-                                std::int64_t self_device, std::int64_t total_device) const {
+key_average_row engine::cpu_row(name_id name, const cpu_key_stats& stats) const {
   key_average_row row;
   row.key = std::string(in_.strings.view(name));
   row.type = device_type::cpu;
-  row.count = count;
-  row.self_cpu_time_ns = self_cpu;
-  row.cpu_time_total_ns = total_cpu;
+  row.count = stats.count;
+  row.self_cpu_time_ns = stats.self_cpu;
+  row.cpu_time_total_ns = stats.total_cpu;
   if (device_data_) {
-    row.self_device_time_ns = self_device;
-    row.device_time_total_ns = total_device;
+    row.self_device_time_ns = stats.self_device;
+    row.device_time_total_ns = stats.total_device;
+  }
+  if (!in_.memory_events.empty()) {  // rule 21
+    row.self_allocated_bytes = stats.self_allocated;
+    row.allocated_bytes = stats.total_allocated;
   }
   return row;
 }
@@ -77,6 +79,8 @@ void engine::add_key_averages(analysis_result& result) {
     sum.total_cpu += op.stats.total_cpu;
     sum.self_device += op.stats.self_device;
     sum.total_device += op.stats.total_device;
+    sum.self_allocated += op.stats.self_allocated;
+    sum.total_allocated += op.stats.total_allocated;
   }
   std::stable_sort(device_ops.begin(), device_ops.end(), [&](region_op_index a, region_op_index b) {
     return region_ops_[a].name < region_ops_[b].name;

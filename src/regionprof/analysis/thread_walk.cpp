@@ -144,8 +144,19 @@ void engine::walk(std::uint32_t thread, std::vector<Frame>& stack) {
       const Frame* top = stack.empty() ? nullptr : &stack.back();
       if (top == nullptr) {
         place_memory_event(*memory, thread, ownership::none, no_run::none, no_aggregate::none, lookups);
-      } else {
-        place_memory_event(*memory, thread, top->state, top->run, top->aggregate, lookups);
+        continue;
+      }
+      place_memory_event(*memory, thread, top->state, top->run, top->aggregate, lookups);
+      // Rule 21's key-average bytes: an allocation is its innermost open interval's (self) and every
+      // open interval's of that run (total).
+      const memory_event& event = in_.memory_events[*memory];
+      if (event.kind != memory_event_kind::allocation || !owned(top->state) || event.bytes <= 0) continue;
+      const auto bytes = static_cast<std::uint64_t>(event.bytes);
+      if (top->key != no_key) stats_of(top->op, top->key).self_allocated += bytes;
+      for (const Frame& open : stack) {
+        if (owned(open.state) && open.run == top->run && open.key != no_key) {
+          stats_of(open.op, open.key).total_allocated += bytes;
+        }
       }
     }
   };

@@ -186,6 +186,8 @@ void write_key_average_rows(report_detail::json_object_writer& parent, std::stri
     entry.member("cpu_time_total_us", ns_to_us(row.cpu_time_total_ns));
     if (row.self_device_time_ns) entry.member("self_device_time_total_us", ns_to_us(*row.self_device_time_ns));
     if (row.device_time_total_ns) entry.member("device_time_total_us", ns_to_us(*row.device_time_total_ns));
+    if (row.self_allocated_bytes) entry.member("self_allocated_bytes", *row.self_allocated_bytes);  // rule 21
+    if (row.allocated_bytes) entry.member("allocated_bytes", *row.allocated_bytes);
     entry.finish();
   }
   parent.end_array();

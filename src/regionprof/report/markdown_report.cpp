@@ -354,10 +354,13 @@ void attribution_section(std::string& out, const analysis_result& result, const 
 }
 
 /// A table of key-average rows (rule 10: a view, or a region's ops, rule 20); device columns when some
-/// row has device figures.
+/// row has device figures, allocated bytes (rule 21) when some row has them.
 void key_average_rows_table(std::string& out, std::span<const key_average_row> key_rows) {
   const bool device = std::any_of(key_rows.begin(), key_rows.end(), [](const key_average_row& row) {
     return row.self_device_time_ns.has_value() || row.device_time_total_ns.has_value();
+  });
+  const bool memory = std::any_of(key_rows.begin(), key_rows.end(), [](const key_average_row& row) {
+    return row.allocated_bytes.value_or(0) != 0;
   });
   std::vector<table::column> columns{{"name", false},          {"type", false},
                                      {"count", true},          {"self CPU (us)", true},
@@ -366,6 +369,10 @@ void key_average_rows_table(std::string& out, std::span<const key_average_row> k
     columns.push_back({"self device (us)", true});
     columns.push_back({"device total (us)", true});
   }
+  if (memory) {
+    columns.push_back({"self allocated", true});
+    columns.push_back({"allocated", true});
+  }
   table rows(std::move(columns));
   for (const key_average_row& row : key_rows) {
     std::vector<std::string> cells{code(row.key, max_name_chars), std::string(to_string(row.type)), count(row.count),
@@ -373,6 +380,13 @@ void key_average_rows_table(std::string& out, std::span<const key_average_row> k
     if (device) {
       cells.push_back(us(row.self_device_time_ns));
       cells.push_back(us(row.device_time_total_ns));
+    }
+    if (memory) {
+      const auto bytes = [](std::optional<std::uint64_t> value) {
+        return value ? report_detail::bytes_text(static_cast<double>(*value)) : std::string("-");
+      };
+      cells.push_back(bytes(row.self_allocated_bytes));
+      cells.push_back(bytes(row.allocated_bytes));
     }
     rows.add(std::move(cells));
   }

@@ -440,6 +440,12 @@ class reader {
     row.cpu_time_total_ns = optional_ns(event, at, "cpu_time_total_us").value_or(0);
     row.self_device_time_ns = optional_ns(event, at, "self_device_time_total_us");
     row.device_time_total_ns = optional_ns(event, at, "device_time_total_us");
+    if (const json::value* bytes = optional_member(event, "self_allocated_bytes")) {
+      row.self_allocated_bytes = as_unsigned(*bytes, at.member("self_allocated_bytes"));
+    }
+    if (const json::value* bytes = optional_member(event, "allocated_bytes")) {
+      row.allocated_bytes = as_unsigned(*bytes, at.member("allocated_bytes"));
+    }
     return row;
   }
 
