@@ -2,8 +2,9 @@
 config (random weights, no download), one step = forward with labels, loss.backward(), optimizer.step(), zero_grad(). Modes, in one
 process and interleaved per repetition (random order): plain; regionprof.torch.profiler with module
 regions only (backward=False); with backward regions (the default); with backward regions and torch's
-op ranges (ops=True); ops=True's RecordFunction callback registered while nothing records (torch's
-own cost of observing every op: the floor of any RecordFunction observer); with backward regions and
+op ranges (ops=True); ops=True's RecordFunction callback registered while nothing records; an empty
+RecordFunction callback with ops=True's scopes, compiled here against this torch (torch's own cost of
+observing every op: the floor under any RecordFunction observer, ops=True's included); with backward regions and
 torch's allocations and frees as memory events (memory=True, docs/design.md rule 21);
 torch.profiler.profile (CPU activity, prof.step() per step) on the same loop, and with profile_memory=True.
 Each mode's figure is the median over repetitions of the CPU time of this thread per step
@@ -24,9 +25,47 @@ import statistics
 import time
 from typing import Callable, Dict, List
 
+import ctypes
+import tempfile
+from pathlib import Path
+
 import regionprof  # first: names itself as the NVTX tool
 import regionprof.torch as rtorch
 import torch
+
+#: An empty global RecordFunction callback with ops=True's scopes (torch/op_ranges.hpp): what observing
+#: every op costs in torch before an observer records anything.
+_EMPTY_CALLBACK = r"""
+#include <ATen/record_function.h>
+#include <cstdint>
+extern "C" __attribute__((visibility("default"))) std::uint64_t add_empty_callback() {
+  return at::addGlobalCallback(
+      at::RecordFunctionCallback(
+          [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+          [](const at::RecordFunction&, at::ObserverContext*) {})
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+}
+extern "C" __attribute__((visibility("default"))) void remove_empty_callback(std::uint64_t handle) {
+  at::removeCallback(handle);
+}
+"""
+
+
+def empty_callback_library(directory: Path) -> ctypes.CDLL:
+    """_EMPTY_CALLBACK compiled as ops=True's callback is (regionprof._torch_ops), into `directory`."""
+    from regionprof import _torch_ops
+
+    compiler = _torch_ops._compiler()
+    if compiler is None:
+        raise SystemExit("bench_steps: the empty-callback mode needs a C++ compiler (set CXX)")
+    source = directory / "empty_callback.cpp"
+    source.write_text(_EMPTY_CALLBACK)
+    target = directory / "empty_callback.so"
+    _torch_ops._build(target, compiler, Path(torch.__file__).resolve().parent, source)
+    library = ctypes.CDLL(str(target))
+    library.add_empty_callback.restype = ctypes.c_uint64
+    library.remove_empty_callback.argtypes = [ctypes.c_uint64]
+    return library
 
 
 def make_model() -> torch.nn.Module:
@@ -84,6 +123,15 @@ def main() -> None:
         with _torch_ops.op_ranges(True):
             return loop(lambda: None)
 
+    empty = empty_callback_library(Path(tempfile.mkdtemp(prefix="regionprof-bench-")))
+
+    def empty_callback() -> float:
+        handle = empty.add_empty_callback()
+        try:
+            return loop(lambda: None)
+        finally:
+            empty.remove_empty_callback(handle)
+
     def torch_profiler(profile_memory: bool = False) -> float:
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                     profile_memory=profile_memory) as prof:
@@ -96,6 +144,7 @@ def main() -> None:
         "regionprof_backward": regionprof_mode(True),
         "regionprof_ops": regionprof_mode(True, ops=True),
         "op_callback_only": op_callback_only,
+        "empty_callback": empty_callback,
         "regionprof_memory": regionprof_mode(True, memory=True),
         "torch_profiler": torch_profiler,
         "torch_profiler_memory": lambda: torch_profiler(profile_memory=True),
@@ -129,9 +178,15 @@ def main() -> None:
     failed = [f"{name} {median[name] / base:.3f} x > {limit}" for name, limit in budgets.items()
               if median[name] / base > limit]
     added_ops, added_torch = median["regionprof_ops"] - base, median["torch_profiler"] - base
+    added_floor = median["empty_callback"] - base
+    share = {name: (median[name] - base) / added_torch for name in modes}
+    print(f"of torch.profiler's addition: ops=True {share['regionprof_ops']:.2f}, its callback idle "
+          f"{share['op_callback_only']:.2f}, an empty RecordFunction callback (torch's floor) "
+          f"{share['empty_callback']:.2f}, backward regions alone {share['regionprof_backward']:.2f}")
     if added_ops > added_torch / 3:
         failed.append(f"ops=True adds {added_ops * 1e6:.0f} us, more than a third of torch.profiler's "
-                      f"{added_torch * 1e6:.0f} us")
+                      f"{added_torch * 1e6:.0f} us (torch's own floor, an empty RecordFunction callback: "
+                      f"{added_floor * 1e6:.0f} us)")
     if failed:
         raise SystemExit("over budget: " + "; ".join(failed))
 

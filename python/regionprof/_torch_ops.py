@@ -56,15 +56,16 @@ def _compiler() -> Optional[str]:
     return None
 
 
-def _build(target: Path, compiler: str, torch_dir: Path) -> None:
-    """Compiles the callback into ``target`` (atomically: ranks of one job may build it at once)."""
+def _build(target: Path, compiler: str, torch_dir: Path, source: Optional[Path] = None) -> None:
+    """Compiles the callback (or ``source``, built the same way) into ``target`` (atomically: ranks of one
+    job may build it at once)."""
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(prefix=target.name + ".", suffix=".partial", dir=target.parent)
     os.close(fd)
     command = [compiler, "-std=c++20", "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
                f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-isystem", str(torch_dir / "include"),
-               str(_SOURCE_DIR / "op_ranges_extension.cpp"), "-o", partial,
+               str(source or _SOURCE_DIR / "op_ranges_extension.cpp"), "-o", partial,
                "-L", str(torch_dir / "lib"), "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{torch_dir / 'lib'}"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S, check=False)

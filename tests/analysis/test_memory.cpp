@@ -9,19 +9,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "regionprof/analysis/analysis.hpp"
+#include "support/analysis_queries.hpp"
 #include "support/trace_builder.hpp"
 
 using namespace regionprof;
 using namespace regionprof::test;
 
 namespace {
-
-const region_aggregate* region_in(const analysis_result& result, std::size_t run, const std::string& id) {
-  for (const region_aggregate& a : result.runs.at(run).regions) {
-    if (result.regions.at(a.region).id == id) return &a;
-  }
-  return nullptr;
-}
 
 /// The figures of `device` in the figures at `index`, or nullptr.
 const device_memory* on_device(const analysis_result& result, std::uint32_t index, memory_device device) {
@@ -47,13 +41,6 @@ void check(const device_memory* actual, const device_memory& expected, const std
   BOOST_TEST((actual->peak_allocated_bytes == expected.peak_allocated_bytes), what);
 }
 
-const warning* find_warning(const analysis_result& result, warning_code code) {
-  for (const warning& w : result.warnings) {
-    if (w.code == code) return &w;
-  }
-  return nullptr;
-}
-
 /// Run [0, 1000] on thread 1: a [100, 400] with b nested [200, 300], then b [500, 800]. Events on
 /// thread 1 (cpu unless said): 50 +100 (total 100), 100 +200 (300), 250 +1000 (1300), 300 -1000 (300),
 /// 400 -200 (100), 450 +64 (164), 500 +10 on cuda:0 (10), 800 -64 (100), 900 -100 (0), 1100 +5 (5).
@@ -74,8 +61,8 @@ BOOST_AUTO_TEST_SUITE(memory)
 BOOST_AUTO_TEST_CASE(events_go_to_the_topmost_region_open_at_their_instant) {
   const analysis_result r = analyze(one_thread().build(), analysis_options{});
   BOOST_TEST_REQUIRE(r.runs.size() == 1u);
-  const region_aggregate* a = region_in(r, 0, "aot_module:a");
-  const region_aggregate* b = region_in(r, 0, "aot_module:b");
+  const region_aggregate* a = find_region(r, r.runs.at(0), "aot_module:a");
+  const region_aggregate* b = find_region(r, r.runs.at(0), "aot_module:b");
   BOOST_TEST_REQUIRE((a && b));
   // a: its start (100) and end (400) are its own (closed), as is what nested b did (250, 300).
   check(on_device(r, a->memory, cpu_memory), figures(1200, 1200, 2, 2, 1300), "a cpu");
@@ -88,13 +75,13 @@ BOOST_AUTO_TEST_CASE(events_go_to_the_topmost_region_open_at_their_instant) {
   check(on_device(r, r.run_memory.at(0).residual, cpu_memory), figures(164, 100, 2, 1, std::nullopt), "residual");
   check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(1364, 1364, 4, 4, 1300), "run cpu");
   check(on_device(r, r.run_memory.at(0).run, 0), figures(10, 0, 1, 0, 10, 0), "run cuda:0");
-  BOOST_TEST(!find_warning(r, warning_code::off_thread_events));
+  BOOST_TEST(!find_warning(r.warnings, warning_code::off_thread_events));
 }
 
 BOOST_AUTO_TEST_CASE(without_totals_there_are_no_peaks) {
   const analysis_result r =
       analyze(trace_builder().thread(1).marker(0, 100).range("aot_module:a", 10, 20).memory(15, 8).build(), {});
-  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "a");
+  check(on_device(r, find_region(r, r.runs.at(0), "aot_module:a")->memory, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "a");
   check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(8, 0, 1, 0, std::nullopt), "run");
   BOOST_TEST(r.run_memory.at(0).residual == no_memory);  // runs' figures, none of a residual
 }
@@ -105,9 +92,9 @@ BOOST_AUTO_TEST_CASE(a_peak_counts_every_threads_events_within_the_span) {
   b.thread(1).marker(0, 1000).range("aot_module:a", 100, 400).memory(150, 10, 10);
   b.thread(2).range("worker", 0, 1000).memory(200, 500, 510).memory(600, -500, 10);
   const analysis_result r = analyze(b.build(), analysis_options{});
-  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(10, 0, 1, 0, 510), "a");
+  check(on_device(r, find_region(r, r.runs.at(0), "aot_module:a")->memory, cpu_memory), figures(10, 0, 1, 0, 510), "a");
   check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(10, 0, 1, 0, 510), "run");
-  const warning* off = find_warning(r, warning_code::off_thread_events);
+  const warning* off = find_warning(r.warnings, warning_code::off_thread_events);
   BOOST_TEST_REQUIRE(off != nullptr);
   BOOST_TEST(off->message.find("2 memory event(s)") != std::string::npos, off->message);
 }
@@ -121,25 +108,25 @@ BOOST_AUTO_TEST_CASE(cross_thread_events_go_where_off_thread_launches_go) {
   analysis_options options;
   options.cross_thread = true;
   const analysis_result r = analyze(b.build(), options);
-  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(7, 0, 1, 0, 7), "a");
-  check(on_device(r, region_in(r, 0, "aot_module:c")->memory, cpu_memory), figures(0, 7, 0, 1, 3), "c");
+  check(on_device(r, find_region(r, r.runs.at(0), "aot_module:a")->memory, cpu_memory), figures(7, 0, 1, 0, 7), "a");
+  check(on_device(r, find_region(r, r.runs.at(0), "aot_module:c")->memory, cpu_memory), figures(0, 7, 0, 1, 3), "c");
   check(on_device(r, r.run_memory.at(0).residual, cpu_memory), figures(3, 0, 1, 0, std::nullopt), "residual");
   check(on_device(r, r.run_memory.at(0).run, cpu_memory), figures(10, 7, 2, 1, 10), "run");
-  BOOST_TEST(!find_warning(r, warning_code::off_thread_events));
+  BOOST_TEST(!find_warning(r.warnings, warning_code::off_thread_events));
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_allocation_warns_naming_run_region_and_bytes) {
   trace_builder b = one_thread();
   b.out_of_memory(350, 4096, 1300, 0).out_of_memory(950, 1, std::nullopt);
   const analysis_result r = analyze(b.build(), analysis_options{});
-  const warning* oom = find_warning(r, warning_code::out_of_memory);
+  const warning* oom = find_warning(r.warnings, warning_code::out_of_memory);
   BOOST_TEST_REQUIRE(oom != nullptr);
   BOOST_TEST(oom->message ==
              "2 allocation(s) failed during the runs; the first in run 0, owned by region aot_module:a, asked for "
              "4096 bytes on cuda:0 with 1300 bytes allocated (rule 21).");
   // A failed allocation allocates nothing, but the total it reports counts for the peaks.
-  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, cpu_memory), figures(1200, 1200, 2, 2, 1300), "a");
-  check(on_device(r, region_in(r, 0, "aot_module:a")->memory, 0), figures(0, 0, 0, 0, 1300, 0), "a cuda");
+  check(on_device(r, find_region(r, r.runs.at(0), "aot_module:a")->memory, cpu_memory), figures(1200, 1200, 2, 2, 1300), "a");
+  check(on_device(r, find_region(r, r.runs.at(0), "aot_module:a")->memory, 0), figures(0, 0, 0, 0, 1300, 0), "a cuda");
   check(on_device(r, r.run_memory.at(0).run, 0), figures(10, 0, 1, 0, 1300, 0), "run cuda:0");
 }
 

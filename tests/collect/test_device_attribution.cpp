@@ -4,6 +4,7 @@
 // kernel of a CUDA graph launch; and so must each kernel, copy and memset row of the region's ops.
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -28,28 +29,35 @@ const region_aggregate* region_of(const analysis_result& result, const run_resul
   return nullptr;
 }
 
+/// A trace of the capture's side (ns, one thread `main`): one range per (start, end, name).
+trace ranges_as_captured(const std::vector<std::tuple<std::int64_t, std::int64_t, const char*>>& ranges) {
+  trace t;
+  const thread_index main = t.add_thread(pid, tid, "main");
+  for (const auto& [start, end, name] : ranges) {
+    t.intervals.push_back({start, end, t.strings.intern(name), main, 0, 0, interval_kind::range, 0});
+  }
+  return t;
+}
+
+/// A CUDA runtime call record on that thread, as CUPTI delivers it.
+collect::api_record runtime(std::uint32_t cbid, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
+  return api_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, correlation, start, end, pid, tid);
+}
+
 /// Two steps, as the capture and CUPTI record them (ns, one thread): run 0's layer_0 launches a kernel
 /// and a copy, its layer_1 a CUDA graph of three kernels (the last ends after layer_1 closed), and a
 /// kernel is launched outside every region; run 1's layer_0 launches a kernel that runs after it closed,
 /// its layer_1 a memset. The device records come in two buffers, through the collector's decoder.
 trace decoded_steps() {
   // The NVTX side, as the capture records it (ns, one thread).
-  trace t;
-  const thread_index main = t.add_thread(pid, tid, "main");
-  const auto range = [&](std::int64_t start, std::int64_t end, const char* name) {
-    t.intervals.push_back({start, end, t.strings.intern(name), main, 0, 0, interval_kind::range, 0});
-  };
-  range(0, 10'000, "step");
-  range(1'000, 3'000, "layer_0");
-  range(4'000, 5'000, "layer_1");
-  range(20'000, 30'000, "step");
-  range(21'000, 22'000, "layer_0");
-  range(23'000, 24'000, "layer_1");
+  trace t = ranges_as_captured({{0, 10'000, "step"},
+                                {1'000, 3'000, "layer_0"},
+                                {4'000, 5'000, "layer_1"},
+                                {20'000, 30'000, "step"},
+                                {21'000, 22'000, "layer_0"},
+                                {23'000, 24'000, "layer_1"}});
 
   // The device side, as CUPTI delivers it: API calls on the same thread, the work they launched.
-  const auto runtime = [](std::uint32_t cbid, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
-    return api_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, correlation, start, end, pid, tid);
-  };
   record_buffer first;  // run 0
   first.add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1, 1'100, 1'200))
       .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 2, 1'300, 1'400))
@@ -186,17 +194,7 @@ BOOST_AUTO_TEST_CASE(each_region_owns_the_ops_its_launches_ran) {
 // call's thread at its own time held within that call, so the region around the call owns it: a free
 // stamped after its cudaFree returned (5,100, after layer_1 closed at 5,000) is still layer_1's.
 BOOST_AUTO_TEST_CASE(each_region_owns_the_allocations_and_frees_its_calls_made) {
-  trace t;
-  const thread_index main = t.add_thread(pid, tid, "main");
-  const auto range = [&](std::int64_t start, std::int64_t end, const char* name) {
-    t.intervals.push_back({start, end, t.strings.intern(name), main, 0, 0, interval_kind::range, 0});
-  };
-  range(0, 10'000, "step");
-  range(1'000, 3'000, "layer_0");
-  range(4'000, 5'000, "layer_1");
-  const auto runtime = [](std::uint32_t cbid, std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
-    return api_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, correlation, start, end, pid, tid);
-  };
+  trace t = ranges_as_captured({{0, 10'000, "step"}, {1'000, 3'000, "layer_0"}, {4'000, 5'000, "layer_1"}});
   record_buffer buffer;
   buffer.add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 1, 1'100, 1'200))
       .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020, 2, 1'300, 1'400))

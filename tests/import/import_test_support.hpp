@@ -68,6 +68,27 @@ inline void expect_same_trace_properties(const regionprof::trace& a, const regio
   }
 }
 
+/// Same memory events in order: each field, and its thread by (pid, tid) and name (indices may differ).
+inline void expect_same_memory_events(const regionprof::trace& original, const regionprof::trace& imported) {
+  BOOST_TEST_REQUIRE(original.memory_events.size() == imported.memory_events.size());
+  for (std::size_t i = 0; i < original.memory_events.size(); ++i) {
+    const regionprof::memory_event& x = original.memory_events[i];
+    const regionprof::memory_event& y = imported.memory_events[i];
+    BOOST_TEST_CONTEXT("memory event " << i) {
+      BOOST_TEST(x.time_ns == y.time_ns);
+      BOOST_TEST(x.bytes == y.bytes);
+      BOOST_TEST(x.total_allocated == y.total_allocated);
+      BOOST_TEST(x.device == y.device);
+      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
+      const regionprof::thread_info& a = original.threads[x.thread];
+      const regionprof::thread_info& b = imported.threads[y.thread];
+      BOOST_TEST(a.pid == b.pid);
+      BOOST_TEST(a.tid == b.tid);
+      BOOST_TEST(name_of(original, a.name) == name_of(imported, b.name));
+    }
+  }
+}
+
 /// Every record of `a` and `b` (threads, intervals, device ops, memory events) is the same, names compared as
 /// text (ids may differ); thread indices compared as they are, domain indices through what they point at.
 inline void expect_same_trace(const regionprof::trace& a, const regionprof::trace& b) {
@@ -92,19 +113,7 @@ inline void expect_same_trace(const regionprof::trace& a, const regionprof::trac
     }
   }
   expect_same_device_ops(a, b);
-  BOOST_TEST_REQUIRE(a.memory_events.size() == b.memory_events.size());
-  for (std::size_t i = 0; i < a.memory_events.size(); ++i) {
-    const auto& x = a.memory_events[i];
-    const auto& y = b.memory_events[i];
-    BOOST_TEST_CONTEXT("memory event " << i) {
-      BOOST_TEST(x.time_ns == y.time_ns);
-      BOOST_TEST(x.bytes == y.bytes);
-      BOOST_TEST(x.total_allocated == y.total_allocated);
-      BOOST_TEST(x.thread == y.thread);
-      BOOST_TEST(x.device == y.device);
-      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
-    }
-  }
+  expect_same_memory_events(a, b);
   expect_same_trace_properties(a, b);
 }
 

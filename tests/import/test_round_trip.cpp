@@ -58,27 +58,6 @@ void expect_equivalent(const trace& original, const trace& imported) {
   import_test::expect_same_trace_properties(original, imported);
 }
 
-/// Same memory events in order: each field, and its thread by (pid, tid) and name (indices may differ).
-void expect_same_memory_events(const trace& original, const trace& imported) {
-  BOOST_TEST_REQUIRE(original.memory_events.size() == imported.memory_events.size());
-  for (std::size_t i = 0; i < original.memory_events.size(); ++i) {
-    const memory_event& x = original.memory_events[i];
-    const memory_event& y = imported.memory_events[i];
-    BOOST_TEST_CONTEXT("memory event " << i) {
-      BOOST_TEST(x.time_ns == y.time_ns);
-      BOOST_TEST(x.bytes == y.bytes);
-      BOOST_TEST(x.total_allocated == y.total_allocated);
-      BOOST_TEST(x.device == y.device);
-      BOOST_TEST(static_cast<int>(x.kind) == static_cast<int>(y.kind));
-      const thread_info& a = original.threads[x.thread];
-      const thread_info& b = imported.threads[y.thread];
-      BOOST_TEST(a.pid == b.pid);
-      BOOST_TEST(a.tid == b.tid);
-      BOOST_TEST(name_of(original, a.name) == name_of(imported, b.name));
-    }
-  }
-}
-
 /// Main (1, 10) with a marker and a range; a worker (1, 11) with a cpu_op; an allocator thread (2, 20) with
 /// memory events only. Memory events on cpu, cuda:0 and cuda:3 of every kind, with and without a total,
 /// out of time order, two at one instant.
@@ -143,7 +122,7 @@ BOOST_AUTO_TEST_CASE(memory_events_come_back_exactly) {
   write_chrome_trace(original, written);
   const trace imported = import_kineto_trace_text(written.str(), "memory");
   expect_equivalent(original, imported);
-  expect_same_memory_events(original, imported);
+  import_test::expect_same_memory_events(original, imported);
   // The allocator thread holds no interval: its memory events bring it, and its name, back.
   BOOST_TEST(imported.threads.size() == 3u);
   // The counter tracks are derived data: skipped, and nothing is counted as not read.
@@ -161,7 +140,7 @@ BOOST_AUTO_TEST_CASE(a_real_torch_trace_with_memory_events_comes_back_exactly) {
   write_chrome_trace(original, written);
   const trace imported = import_kineto_trace_text(written.str(), "torch2_memory");
   expect_equivalent(original, imported);
-  expect_same_memory_events(original, imported);
+  import_test::expect_same_memory_events(original, imported);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -27,7 +27,10 @@ struct report_context {
   std::size_t warmup_runs = 0;
   std::size_t measured_runs = 0;  ///< 0: the number of runs found
   bool uses_inference_function = false;
-  std::string created_at;  ///< ISO-8601; empty: the time the report is written
+  /// ISO-8601 UTC (utc_timestamp_now()); a profile that analyses its trace sets it, when empty, to the
+  /// time of its analysis, so that every output of one profile (each window's file and Python's `data`
+  /// alike) says the same. Empty elsewhere: the time the report is written.
+  std::string created_at;
   report_input input;      ///< report `input`
   /// Report `tool.name` and `tool.version`; empty: `regionprof` and this build's version. Set from the file
   /// for a read-back profile (another tool's, such as the reference module's, keeps its name).
@@ -93,6 +96,9 @@ class Profile {
   report_context context_;
   analysis_result result_;
 };
+
+/// Now as ISO-8601 UTC with seconds: `2026-12-05T18:00:00Z` (report `created_at`).
+std::string utc_timestamp_now();
 
 /// A profile and the file it came from (a saved report, or the trace `analyze` read), as merge_ranks and
 /// diff_profiles name it in what they write.

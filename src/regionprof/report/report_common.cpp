@@ -17,13 +17,7 @@ namespace regionprof::report_detail {
 std::string_view tool_version() noexcept { return REGIONPROF_VERSION; }
 
 std::string created_at(const report_context& context) {
-  if (!context.created_at.empty()) return context.created_at;
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[32];
-  const std::size_t length = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return std::string(buffer, length);
+  return context.created_at.empty() ? utc_timestamp_now() : context.created_at;
 }
 
 std::string_view to_string(match_kind kind) noexcept {

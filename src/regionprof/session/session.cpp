@@ -389,6 +389,7 @@ Profile session::make_profile(capture_result captured, std::optional<window_posi
   context.input = options_.input;
   context.stopping = stopping;
   context.environment = machine_.environment();
+  context.created_at = utc_timestamp_now();  // one time for every output of this profile
   // Without a Chrome trace to write or a caller to hand the events to, the trace's CPU intervals are
   // freed before the result is assembled (docs/design.md, rule 13). Timed runs keep them: a run count
   // that does not match is analysed again with a warning.
