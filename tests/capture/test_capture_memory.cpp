@@ -149,14 +149,20 @@ BOOST_AUTO_TEST_CASE(memory_events_become_trace_memory_events_on_their_thread_at
   BOOST_TEST(in_other.thread != linear.thread);
 }
 
-// Outside a session nothing is recorded (0); a device or kind out of range is refused (-1) and leaves
-// nothing in the trace.
+// Outside a session nothing is recorded (0); a device or kind out of range, bytes of the wrong sign or a
+// negative total is refused (-1) and leaves nothing in the trace.
 BOOST_AUTO_TEST_CASE(memory_events_outside_a_session_or_out_of_range_record_nothing) {
   BOOST_TEST(record_memory_event(64, 64, cpu_memory, allocation) == 0);
   capture_session session;
   BOOST_TEST(record_memory_event(64, 64, -2, allocation) == -1);
   BOOST_TEST(record_memory_event(64, 64, max_memory_device + 1, allocation) == -1);
   BOOST_TEST(record_memory_event(64, 64, 0, static_cast<memory_event_kind>(3)) == -1);
+  // Bytes of the wrong sign for the kind, or a negative total: refused.
+  BOOST_TEST(record_memory_event(0, 64, cpu_memory, allocation) == -1);
+  BOOST_TEST(record_memory_event(64, 64, cpu_memory, free_event) == -1);
+  BOOST_TEST(record_memory_event(std::numeric_limits<std::int64_t>::min(), 64, cpu_memory, free_event) == -1);
+  BOOST_TEST(record_memory_event(-1, 64, cpu_memory, out_of_memory) == -1);
+  BOOST_TEST(record_memory_event(64, -5, cpu_memory, allocation) == -1);
   BOOST_TEST(record_memory_event(64, 64, max_memory_device, allocation) == 1);
   capture_result result = session.stop();
   BOOST_TEST(record_memory_event(64, 64, cpu_memory, allocation) == 0);

@@ -224,8 +224,10 @@ inline constexpr memory_device max_memory_device = 0x3FFE;
 /// DROPPED_HOST_RECORDS).
 ///
 /// Returns 1 when recorded; 0 when no session records (nothing checked) or the event was dropped; -1
-/// (nothing recorded) for a device outside cpu_memory..max_memory_device or a kind that is not a
-/// memory_event_kind.
+/// (nothing recorded) for a device outside cpu_memory..max_memory_device, a kind that is not a
+/// memory_event_kind, `bytes` of the wrong sign for the kind (an allocation's > 0, a free's < 0 and above
+/// -2^63, a failed allocation's >= 0) or a negative total other than no_total: what a trace holds is
+/// always what the Chrome trace writer and the importer take back.
 ///
 ///   using regionprof::memory_event_kind;
 ///   regionprof::record_memory_event(32768, total, regionprof::cpu_memory, memory_event_kind::allocation);
