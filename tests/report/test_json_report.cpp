@@ -375,6 +375,16 @@ BOOST_AUTO_TEST_CASE(bad_region_index_is_a_clear_error) {
                           return std::string(e.what()).find("index 5") != std::string::npos;
                         });
   BOOST_CHECK_THROW(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), result)), std::invalid_argument);
+  // Rule 21: a memory index past result.memory, of a region or of a run, is one too.
+  analysis_result memory = memory_result();
+  memory.runs[0].regions[1].memory = 9;
+  BOOST_CHECK_EXCEPTION(to_json(Profile(trace{}, analysis_options{}, fixed_context(), memory)), std::invalid_argument,
+                        [](const std::invalid_argument& e) {
+                          return std::string(e.what()).find("memory figures at index 9") != std::string::npos;
+                        });
+  memory = memory_result();
+  memory.run_memory[1].residual = 7;
+  BOOST_CHECK_THROW(to_markdown(Profile(trace{}, analysis_options{}, fixed_context(), memory)), std::invalid_argument);
 }
 
 // docs/design.md, rule 20: `region_ops` last, one entry per region and the residual's, rows as the key

@@ -33,6 +33,19 @@ std::size_t measured_runs(const analysis_result& result, const report_context& c
   return context.measured_runs != 0 ? context.measured_runs : result.runs.size();
 }
 
+namespace {
+
+/// Rule 21: `index` (of `whose` figures) is no_memory or names an entry of result.memory.
+void check_memory_index(const analysis_result& result, std::uint32_t index, const std::string& whose) {
+  if (index != no_memory && index >= result.memory.size()) {
+    throw std::invalid_argument("regionprof report: " + whose + " has memory figures at index " +
+                                std::to_string(index) + " but the analysis holds only " +
+                                std::to_string(result.memory.size()));
+  }
+}
+
+}  // namespace
+
 void check_region_indices(const analysis_result& result) {
   for (std::size_t r = 0; r < result.runs.size(); ++r) {
     for (const region_aggregate& aggregate : result.runs[r].regions) {
@@ -41,7 +54,16 @@ void check_region_indices(const analysis_result& result) {
                                     std::to_string(aggregate.region) + " but the analysis lists only " +
                                     std::to_string(result.regions.size()) + " regions");
       }
+      check_memory_index(result, aggregate.memory, "run " + std::to_string(r) + "'s region aggregate");
     }
+  }
+  if (result.run_memory.size() > result.runs.size()) {
+    throw std::invalid_argument("regionprof report: memory figures for " + std::to_string(result.run_memory.size()) +
+                                " runs, but the analysis has " + std::to_string(result.runs.size()));
+  }
+  for (std::size_t r = 0; r < result.run_memory.size(); ++r) {
+    check_memory_index(result, result.run_memory[r].run, "run " + std::to_string(r));
+    check_memory_index(result, result.run_memory[r].residual, "run " + std::to_string(r) + "'s residual");
   }
   for (const region_op_rows& entry : result.region_ops) {
     if (entry.region != region_op_rows::residual && entry.region >= result.regions.size()) {

@@ -29,7 +29,7 @@ std::string_view to_string(match_kind kind) noexcept;
 std::size_t measured_runs(const analysis_result& result, const report_context& context) noexcept;
 
 /// Throws std::invalid_argument when a run's region aggregate or a region_ops entry points outside
-/// result.regions.
+/// result.regions, or a memory index (a region aggregate's, run_memory's) outside result.memory.
 void check_region_indices(const analysis_result& result);
 
 /// Rows of each region's ops the Markdown and terminal views show (docs/design.md, rule 20); the JSON
