@@ -117,14 +117,11 @@ inline work_quantity work_quantity_of(const record& r) noexcept { return static_
 ///   payload: packed_low = bytes bits 32-63, packed_high = total bits 0-31, name = total bits 32-63.
 /// 24 bytes per event. The payload's bits are not a record's: only the record before it says what it is.
 inline constexpr std::uint32_t memory_event_records = 2;
-/// The largest device a memory record holds (14 bits for device + 1).
-inline constexpr memory_device max_memory_record_device = 0x3FFE;
-static_assert(max_memory_record_device == max_memory_device, "capture.hpp's bound is the record's");
 
 struct memory_payload {
   std::int64_t bytes;
   std::int64_t total_allocated;
-  memory_device device;  ///< cpu_memory .. max_memory_record_device
+  memory_device device;  ///< cpu_memory .. max_memory_device (capture.hpp: 14 bits hold device + 1)
   memory_event_kind kind;
 };
 
