@@ -403,11 +403,8 @@ int record_memory_event(std::int64_t bytes, std::int64_t total_allocated, memory
                         memory_event_kind kind) noexcept {
   const std::uint32_t epoch = capture_detail::load_active_epoch();
   if (epoch == 0) return 0;
-  const bool bytes_fit = kind == memory_event_kind::allocation ? bytes > 0
-                         : kind == memory_event_kind::free      ? bytes < 0 && bytes != INT64_MIN
-                                                                : bytes >= 0;
-  if (device < cpu_memory || device > max_memory_device || kind > memory_event_kind::out_of_memory || !bytes_fit ||
-      (total_allocated < 0 && total_allocated != memory_event::no_total)) [[unlikely]] {
+  if (device < cpu_memory || device > max_memory_device || kind > memory_event_kind::out_of_memory ||
+      !memory_event_fits(kind, bytes, total_allocated)) [[unlikely]] {
     return -1;
   }
   return capture_detail::memory_recording(epoch, {bytes, total_allocated, device, kind});

@@ -74,23 +74,14 @@ std::string_view memory_event_name(memory_event_kind kind) {
 /// back as it was), or empty. Its kind is known (memory_event_name).
 std::string memory_event_problem(const memory_event& event) {
   if (event.device < cpu_memory) return "device " + std::to_string(event.device) + " (cpu is -1, cuda:N is N)";
+  if (memory_event_fits(event.kind, event.bytes, event.total_allocated)) return {};
   if (event.total_allocated != memory_event::no_total && event.total_allocated < 0) {
     return "a negative total_allocated " + std::to_string(event.total_allocated);
   }
-  const auto wrong_bytes = [&](std::string_view rule) {
-    return "bytes " + std::to_string(event.bytes) + " " + std::string(rule);
-  };
-  switch (event.kind) {
-    case memory_event_kind::allocation:
-      return event.bytes > 0 ? std::string() : wrong_bytes("for an allocation (> 0)");
-    case memory_event_kind::free:
-      return event.bytes < 0 && event.bytes != std::numeric_limits<std::int64_t>::min()
-                 ? std::string()
-                 : wrong_bytes("for a free (< 0 and > -2^63)");
-    case memory_event_kind::out_of_memory:
-      return event.bytes >= 0 ? std::string() : wrong_bytes("for a failed allocation (>= 0)");
-  }
-  return {};
+  const std::string_view rule = event.kind == memory_event_kind::allocation ? "for an allocation (> 0)"
+                                : event.kind == memory_event_kind::free     ? "for a free (< 0 and > -2^63)"
+                                                                            : "for a failed allocation (>= 0)";
+  return "bytes " + std::to_string(event.bytes) + " " + std::string(rule);
 }
 
 std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {

@@ -157,6 +157,17 @@ struct memory_event {
 };
 static_assert(sizeof(memory_event) == 32, "memory_event must stay 32 bytes (memory budget)");
 
+/// True when `bytes` and `total_allocated` are what a trace's memory event of `kind` holds: an allocation's
+/// bytes > 0, a free's < 0 and above -2^63 (so |bytes| is an int64), a failed allocation's >= 0; the total
+/// memory_event::no_total or >= 0. What the capture records and the Chrome trace writer writes.
+constexpr bool memory_event_fits(memory_event_kind kind, std::int64_t bytes, std::int64_t total_allocated) noexcept {
+  const bool bytes_fit = kind == memory_event_kind::allocation ? bytes > 0
+                         : kind == memory_event_kind::free
+                             ? bytes < 0 && bytes != std::numeric_limits<std::int64_t>::min()
+                             : bytes >= 0;
+  return bytes_fit && (total_allocated >= 0 || total_allocated == memory_event::no_total);
+}
+
 /// `cpu` or `cuda:N`: a memory device's report key.
 std::string memory_device_key(memory_device device);
 /// The device of a report key `cpu` or `cuda:N` (N in 0..32767), or nullopt.
