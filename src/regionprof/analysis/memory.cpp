@@ -153,21 +153,15 @@ void engine::add_memory_peaks() {
   if (!memory_peaks_) return;
   std::vector<std::pair<memory_device, max_tree>> trees;
   {
-    std::vector<memory_device> devices;
+    // Each device's (time, total) in one pass over the events; devices are few.
+    std::vector<std::pair<memory_device, std::vector<std::pair<std::int64_t, std::int64_t>>>> totals;
     for (const memory_event& e : in_.memory_events) {
-      if (e.total_allocated != memory_event::no_total) devices.push_back(e.device);
+      if (e.total_allocated == memory_event::no_total) continue;
+      auto at = std::find_if(totals.begin(), totals.end(), [&e](const auto& d) { return d.first == e.device; });
+      if (at == totals.end()) at = totals.insert(totals.end(), {e.device, {}});
+      at->second.emplace_back(e.time_ns, e.total_allocated);
     }
-    std::sort(devices.begin(), devices.end());
-    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-    for (memory_device device : devices) {
-      std::vector<std::pair<std::int64_t, std::int64_t>> totals;
-      for (const memory_event& e : in_.memory_events) {
-        if (e.device == device && e.total_allocated != memory_event::no_total) {
-          totals.emplace_back(e.time_ns, e.total_allocated);
-        }
-      }
-      trees.emplace_back(device, max_tree(std::move(totals)));
-    }
+    for (auto& [device, device_totals] : totals) trees.emplace_back(device, max_tree(std::move(device_totals)));
   }
   const auto raise = [&](std::uint64_t code, std::int64_t start, std::int64_t end) {
     for (const auto& [device, tree] : trees) {
