@@ -129,6 +129,19 @@ inline collect::memory_record memory_op(std::uint32_t correlation, std::uint64_t
   return record;
 }
 
+/// A MEMORY_POOL record: a pool created, trimmed or destroyed at `timestamp` by the call `correlation`.
+inline collect::memory_pool_record memory_pool_op(std::uint32_t correlation, std::uint64_t timestamp,
+                                                  CUpti_ActivityMemoryPoolOperationType operation) {
+  collect::memory_pool_record record{};
+  record.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  record.memoryPoolOperationType = operation;
+  record.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  record.correlationId = correlation;
+  record.size = 1 << 20;
+  record.timestamp = timestamp;
+  return record;
+}
+
 inline collect::api_record api_call(CUpti_ActivityKind kind, std::uint32_t cbid, std::uint32_t correlation,
                                     std::uint64_t start, std::uint64_t end, std::uint32_t pid, std::uint32_t tid) {
   auto record = timed_record<collect::api_record>(kind, correlation, start, end);

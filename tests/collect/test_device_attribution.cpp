@@ -2,6 +2,7 @@
 // real CUPTI record structs by the collector, analysed. Device time must land on the region that
 // launched it, through the correlation id, whenever it ran: also after the region closed, and for every
 // kernel of a CUDA graph launch; and so must each kernel, copy and memset row of the region's ops.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -236,6 +237,64 @@ BOOST_AUTO_TEST_CASE(each_region_owns_the_allocations_and_frees_its_calls_made) 
                       (w.code == warning_code::dropped_device_records &&
                        w.message.find("1 memory allocation and free records whose API call was not recorded") !=
                            std::string::npos);
+  }
+  BOOST_TEST(orphan_reported);
+}
+
+// Rule 21: MEMORY_POOL records through the collector's decoder. Each pool created, trimmed or destroyed
+// is a zero-length range named by its operation (domain cuda_memory_pool) under its API call, at its own
+// time held within that call, so the region around the call owns it as one of its ops; a record whose
+// call was not recorded is skipped and counted.
+BOOST_AUTO_TEST_CASE(memory_pool_operations_are_ranges_under_their_calls) {
+  trace t = ranges_as_captured({{0, 10'000, "step"}, {1'000, 3'000, "layer_0"}, {4'000, 5'000, "layer_1"}});
+  record_buffer buffer;
+  buffer.add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolCreate_v11020, 1, 1'100, 1'200))
+      .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020, 2, 4'100, 4'200))
+      .add(runtime(CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolDestroy_v11020, 3, 6'000, 6'100))  // outside every region
+      .add(memory_pool_op(1, 1'150, CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED))
+      .add(memory_pool_op(2, 4'900, CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED))  // after its call
+      .add(memory_pool_op(3, 6'050, CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED))
+      .add(memory_pool_op(9, 7'000, CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED));  // no call has id 9
+  auto session = collect::make_device_session(small_pool(), std::make_unique<fake_backend>(std::vector{buffer}));
+  session->start();
+  session->stop(t);
+  std::vector<std::tuple<std::int64_t, std::string, thread_index>> pools;
+  for (const cpu_interval& interval : t.intervals) {
+    if (t.strings.view(t.domains.at(interval.domain)) != "cuda_memory_pool") continue;
+    BOOST_TEST(interval.start_ns == interval.end_ns);
+    pools.emplace_back(interval.start_ns, std::string(t.strings.view(interval.name)), interval.thread);
+  }
+  std::sort(pools.begin(), pools.end());
+  using pool = std::tuple<std::int64_t, std::string, thread_index>;
+  BOOST_TEST((pools == std::vector<pool>{{1'150, "Memory Pool Created", 0},
+                                          {4'200, "Memory Pool Trimmed", 0},  // held at its call's end
+                                          {6'050, "Memory Pool Destroyed", 0}}));
+  BOOST_TEST(t.memory_events.empty());  // a pool's operations allocate and free nothing
+
+  const analysis_result result = analyze(t, step_layers());
+  BOOST_TEST_REQUIRE(result.has_region_ops);
+  const auto rows_of = [&](std::string_view owner) {
+    std::vector<std::string> keys;
+    for (const region_op_rows& entry : result.region_ops) {
+      const bool residual = entry.region == region_op_rows::residual;
+      if ((residual ? std::string(region_op_rows::residual_id) : result.regions.at(entry.region).id) != owner) {
+        continue;
+      }
+      for (const key_average_row& row : entry.rows) {
+        if (row.key.rfind("Memory Pool", 0) == 0) keys.push_back(row.key + " x" + std::to_string(row.count));
+      }
+    }
+    return keys;
+  };
+  using rows = std::vector<std::string>;
+  BOOST_TEST(rows_of("layer:0") == rows{"Memory Pool Created x1"}, boost::test_tools::per_element());
+  BOOST_TEST(rows_of("layer:1") == rows{"Memory Pool Trimmed x1"}, boost::test_tools::per_element());
+  BOOST_TEST(rows_of("(residual)") == rows{"Memory Pool Destroyed x1"}, boost::test_tools::per_element());
+  bool orphan_reported = false;
+  for (const warning& w : result.warnings) {
+    orphan_reported = orphan_reported ||
+                      (w.code == warning_code::dropped_device_records &&
+                       w.message.find("1 memory pool records whose API call was not recorded") != std::string::npos);
   }
   BOOST_TEST(orphan_reported);
 }

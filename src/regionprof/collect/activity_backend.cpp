@@ -19,6 +19,7 @@ std::size_t activity_backend::record_size(const activity_record& record) const {
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(synchronization_record);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(overhead_record);
     case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(memory_record);
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(memory_pool_record);
     default: return 0;
   }
 }

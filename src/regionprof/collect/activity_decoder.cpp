@@ -88,6 +88,14 @@ std::string synchronization_name(std::uint32_t type) {
   }
 }
 
+std::string memory_pool_name(std::uint32_t operation) {
+  switch (operation) {
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED: return "Memory Pool Created";
+    case CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED: return "Memory Pool Destroyed";
+    default: return "Memory Pool Trimmed";  // the decoder keeps no other operation
+  }
+}
+
 std::string overhead_name(std::uint32_t overhead_kind) {
   switch (overhead_kind) {
     case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "driver compiler";
@@ -250,6 +258,23 @@ void activity_decoder::decode(const activity_record& record) {
                                                                                       : memory_event_kind::free});
       return;
     }
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
+      const auto& pool = reinterpret_cast<const memory_pool_record&>(record);
+      ++counts_.memory_pool_records;
+      const std::uint32_t operation = enum_bits(&pool.memoryPoolOperationType);
+      if (operation != CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED &&
+          operation != CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED &&
+          operation != CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED) {
+        ++counts_.skipped_kinds[kind];
+        return;
+      }
+      if (pool.timestamp == 0) {
+        ++counts_.untimed;
+        return;
+      }
+      memory_pools_.push_back({pool.timestamp, pool.timestamp, pool.correlationId, operation});
+      return;
+    }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto& overhead = reinterpret_cast<const overhead_record&>(record);
       ++counts_.overheads;
@@ -291,6 +316,7 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
   drop_outside(work_);
   drop_outside(synchronizations_);
   drop_outside(memory_);
+  drop_outside(memory_pools_);
 
   // API calls, per thread in time order, an enclosing call before the calls it makes.
   std::sort(calls_.begin(), calls_.end(), [](const api_call& a, const api_call& b) {
@@ -310,7 +336,7 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
   std::unordered_map<std::uint32_t, caller_call> caller;  // correlation -> call
   thread_index thread = 0;
   std::uint64_t thread_key = std::numeric_limits<std::uint64_t>::max();
-  out.intervals.reserve(out.intervals.size() + calls_.size() + synchronizations_.size());
+  out.intervals.reserve(out.intervals.size() + calls_.size() + synchronizations_.size() + memory_pools_.size());
   for (const api_call& call : calls_) {
     const std::uint64_t key = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
     if (key != thread_key) {
@@ -345,6 +371,23 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
       const auto [start, end] = map_interval(sync.start, sync.end);
       out.intervals.push_back({start, end, out.strings.intern(synchronization_name(sync.type)), found->second.thread,
                                0, sync_domain, interval_kind::range, 0});
+    }
+  }
+
+  // Memory pools created, trimmed and destroyed (docs/design.md, rule 21): a zero-length range under the
+  // API call, at the record's time held within that call, so the region around the call owns it.
+  if (!memory_pools_.empty()) {
+    const domain_index pool_domain = out.domain("cuda_memory_pool");
+    for (const synchronization& pool : memory_pools_) {
+      const auto found = caller.find(pool.correlation);
+      if (found == caller.end()) {
+        ++counts_.orphan_memory_pool_records;
+        continue;
+      }
+      const caller_call& call = found->second;
+      const std::int64_t time = std::clamp(clock.to_monotonic(pool.start), call.start, call.end);
+      out.intervals.push_back({time, time, out.strings.intern(memory_pool_name(pool.type)), call.thread, 0, pool_domain,
+                               interval_kind::range, 0});
     }
   }
 
@@ -462,6 +505,7 @@ activity_decoder activity_decoder::take_window(std::int64_t cut_ns, const clock_
   split(work_, window.work_);
   split(synchronizations_, window.synchronizations_);
   split(memory_, window.memory_);
+  split(memory_pools_, window.memory_pools_);
   if (!last) taken_cut_ns_ = cut_ns;
   taken_correlation_ = highest;
   window.counts_.late_records = late;
@@ -472,6 +516,7 @@ void activity_decoder::add_window_counts(const decode_counts& window) noexcept {
   counts_.outside_session += window.outside_session;
   counts_.orphan_synchronizations += window.orphan_synchronizations;
   counts_.orphan_memory_records += window.orphan_memory_records;
+  counts_.orphan_memory_pool_records += window.orphan_memory_pool_records;
   counts_.graph_ops += window.graph_ops;
   counts_.captured_graph_ops += window.captured_graph_ops;
   counts_.late_records += window.late_records;
@@ -553,6 +598,10 @@ std::vector<warning> collection_warnings(const decode_counts& counts,
   if (counts.orphan_memory_records > 0) {
     dropped(std::to_string(counts.orphan_memory_records) +
             " memory allocation and free records whose API call was not recorded were skipped");
+  }
+  if (counts.orphan_memory_pool_records > 0) {
+    dropped(std::to_string(counts.orphan_memory_pool_records) +
+            " memory pool records whose API call was not recorded were skipped");
   }
   if (counts.late_records > 0) {
     warnings.push_back({warning_code::late_device_records, warning_source::cupti,

@@ -46,6 +46,8 @@ struct decode_counts {
   std::uint64_t orphan_synchronizations = 0;  ///< sync records whose API call was not recorded (skipped)
   std::uint64_t memory_records = 0;    ///< MEMORY2 records (allocations and frees)
   std::uint64_t orphan_memory_records = 0;  ///< MEMORY2 records whose API call was not recorded (skipped)
+  std::uint64_t memory_pool_records = 0;       ///< MEMORY_POOL records (pools created, trimmed, destroyed)
+  std::uint64_t orphan_memory_pool_records = 0;  ///< MEMORY_POOL records whose API call was not recorded
   /// Windows: records that arrived after the window of their launch was written (LATE_DEVICE_RECORDS).
   std::uint64_t late_records = 0;
 };
@@ -140,6 +142,8 @@ class activity_decoder {
     device_op_kind kind = device_op_kind::kernel;
     std::uint64_t graph_node = 0;  ///< CUPTI's graphNodeId; 0 when not launched by a graph
   };
+  /// A synchronization (SYNCHRONIZATION, `type` its type) or a memory pool operation (MEMORY_POOL, `type`
+  /// its operation, start = end its instant): a range under the API call with its correlation id.
   struct synchronization {
     std::uint64_t start = 0;
     std::uint64_t end = 0;
@@ -169,6 +173,7 @@ class activity_decoder {
   std::vector<device_work> work_;
   std::vector<synchronization> synchronizations_;
   std::vector<memory_operation> memory_;
+  std::vector<synchronization> memory_pools_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_indices_;
   std::unordered_map<const char*, std::uint32_t> kernel_names_;  // CUPTI shares one name per kernel

@@ -103,10 +103,10 @@ class cupti_backend final : public activity_backend {
       if (!status.ok()) return undo(describe_cupti_failure(status, {}));
       enabled_.push_back(kind);
     }
-    // Allocations and frees (docs/design.md, rule 21): optional, so a CUPTI that refuses them still
-    // traces the rest.
-    if (REGIONPROF_CUPTI(cupti, cuptiActivityEnable, CUPTI_ACTIVITY_KIND_MEMORY2).ok()) {
-      enabled_.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+    // Allocations and frees, and memory pools' creation, trimming and destruction (docs/design.md,
+    // rule 21): optional, so a CUPTI that refuses them still traces the rest.
+    for (const CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL}) {
+      if (REGIONPROF_CUPTI(cupti, cuptiActivityEnable, kind).ok()) enabled_.push_back(kind);
     }
 
     // 6. Like Kineto, skip the calls frameworks make by the thousand that launch nothing (optional entry

@@ -2,9 +2,9 @@
 //
 // CUPTI writes each record kind in the newest layout of the library that is loaded; the names below are
 // those of the CUDA 13 headers regionprof is built against. The fields regionprof reads sit at the same
-// offsets in CUPTI 12's layouts (Kernel9, Memcpy5, Memset3, Overhead2, Synchronization, Memory3), which the
-// static_asserts below check, so a libcupti.so.12 found at run time decodes correctly too. Only
-// Overhead3::overheadData is new in CUPTI 13 and is read only from a CUPTI 13 library.
+// offsets in CUPTI 12's layouts (Kernel9, Memcpy5, Memset3, Overhead2, Synchronization, Memory3,
+// MemoryPool2), which the static_asserts below check, so a libcupti.so.12 found at run time decodes
+// correctly too. Only Overhead3::overheadData is new in CUPTI 13 and is read only from a CUPTI 13 library.
 #pragma once
 
 #include <cupti.h>
@@ -23,6 +23,7 @@ using api_record = CUpti_ActivityAPI;                            ///< RUNTIME an
 using synchronization_record = CUpti_ActivitySynchronization2;   ///< SYNCHRONIZATION
 using overhead_record = CUpti_ActivityOverhead3;                 ///< OVERHEAD
 using memory_record = CUpti_ActivityMemory4;                     ///< MEMORY2 (allocations and frees)
+using memory_pool_record = CUpti_ActivityMemoryPool3;            ///< MEMORY_POOL (created, trimmed, destroyed)
 
 /// cuptiSubscribe_v2's parameters as CUPTI 13.2 extends them: `allowMultipleSubscribers` follows the
 /// 13.0 fields (the CUDA 13.0 headers regionprof builds with lack it). structSize tells CUPTI which
@@ -44,7 +45,7 @@ static_assert(CUPTI_API_VERSION >= 130000, "regionprof decodes CUPTI 13 records:
 static_assert(sizeof(kernel_record) % 8 == 0 && sizeof(memcpy_record) % 8 == 0 &&
               sizeof(memset_record) % 8 == 0 && sizeof(api_record) % 8 == 0 &&
               sizeof(synchronization_record) % 8 == 0 && sizeof(overhead_record) % 8 == 0 &&
-              sizeof(memory_record) % 8 == 0);
+              sizeof(memory_record) % 8 == 0 && sizeof(memory_pool_record) % 8 == 0);
 
 #define REGIONPROF_SAME_OFFSET(older, newer, field) \
   static_assert(offsetof(older, field) == offsetof(newer, field), #field " moved between " #older " and " #newer)
@@ -88,6 +89,9 @@ REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, correlationId);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, bytes);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, timestamp);
 REGIONPROF_SAME_OFFSET(CUpti_ActivityMemory3, memory_record, deviceId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemoryPool2, memory_pool_record, memoryPoolOperationType);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemoryPool2, memory_pool_record, correlationId);
+REGIONPROF_SAME_OFFSET(CUpti_ActivityMemoryPool2, memory_pool_record, timestamp);
 #undef REGIONPROF_SAME_OFFSET
 
 /// An enum-typed CUPTI field (`kind`, `type`, `overheadKind`) read as its 32-bit integer. A record from
