@@ -166,7 +166,12 @@ def main() -> None:
     for name in modes:
         print(f"{name:<22}{median[name] * 1e6:>12.1f}{median[name] / base:>10.3f}{(median[name] - base) * 1e6:>12.1f}")
     events = statistics.median(memory_events_per_step)
-    print(f"memory=True: {events:.0f} memory events per step")
+    added_memory = median["regionprof_memory"] - median["regionprof_backward"]
+    added_torch_memory = median["torch_profiler_memory"] - base
+    print(f"memory=True: {events:.0f} memory events per step, {added_memory * 1e6:.0f} us a step over backward "
+          f"regions alone; with them {(median['regionprof_memory'] - base) / added_torch_memory:.2f} of "
+          f"torch.profiler(profile_memory=True)'s addition (whose memory adds "
+          f"{(median['torch_profiler_memory'] - median['torch_profiler']) * 1e6:.0f} us to torch.profiler)")
     result = {"model": "bert-2x64", "reps": options.reps, "steps": options.steps,
               "us_per_step": {name: median[name] * 1e6 for name in modes},
               "x_plain": {name: median[name] / base for name in modes},

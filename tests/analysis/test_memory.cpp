@@ -1,6 +1,8 @@
 // Rule 21 (docs/design.md): memory events owned as launching calls are, summed per run, region and
 // device, and the peaks over the regions' topmost spans and the runs' marker spans. Expectations by hand.
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -231,6 +233,93 @@ BOOST_AUTO_TEST_CASE(key_average_rows_carry_the_bytes_allocated_inside_them) {
   const analysis_result plain =
       analyze(trace_builder().thread(1).marker(0, 1000).cpu_op("aten::addmm", 200, 300).build(), {});
   BOOST_TEST(!row(plain.cpu_time_total.rows, "aten::addmm").allocated_bytes.has_value());
+}
+
+// The charted runs: the first with a sample (run 0) and the one holding the highest peak (run 1's 5000);
+// run 2 (peak 1) is not charted. Samples and spans are ns since the run's start; one_thread()'s event at
+// 1100 is in no run.
+BOOST_AUTO_TEST_CASE(the_first_run_and_the_highest_peaks_run_are_charted) {
+  trace_builder b = one_thread();
+  b.marker(2000, 3000).range("aot_module:a", 2100, 2400).memory(2200, 5000, 5000).memory(2300, -5000, 0);
+  b.marker(4000, 5000).memory(4500, 1, 1);
+  const analysis_result r = analyze(b.build(), analysis_options{});
+  BOOST_TEST_REQUIRE(r.runs.size() == 3u);
+  BOOST_TEST_REQUIRE(r.memory_timelines.size() == 2u);
+  const memory_timeline& first = r.memory_timelines[0];
+  BOOST_TEST(first.run == 0u);
+  BOOST_TEST_REQUIRE(first.series.size() == 2u);
+  BOOST_TEST((first.series[0] == memory_series{cpu_memory,
+                                                {{50, 100}, {100, 300}, {250, 1300}, {300, 300}, {400, 100},
+                                                 {450, 164}, {800, 100}, {900, 0}}}));
+  BOOST_TEST((first.series[1] == memory_series{0, {{500, 10}}}));
+  BOOST_TEST_REQUIRE(r.regions.size() == 2u);
+  BOOST_TEST(r.regions[0].id == "aot_module:a");
+  BOOST_TEST((first.spans == std::vector<region_span>{{0, 100, 400}, {1, 500, 800}}));  // nested b is no span
+  BOOST_TEST(first.spans_left_out == 0u);
+  const memory_timeline& highest = r.memory_timelines[1];
+  BOOST_TEST(highest.run == 1u);
+  BOOST_TEST((highest.series == std::vector<memory_series>{{cpu_memory, {{200, 5000}, {300, 0}}}}));
+  BOOST_TEST((highest.spans == std::vector<region_span>{{0, 100, 400}}));
+
+  // One run that is both: one timeline. Without totals: none.
+  BOOST_TEST(analyze(one_thread().build(), analysis_options{}).memory_timelines.size() == 1u);
+  trace_builder no_totals;
+  no_totals.thread(1).marker(0, 100).range("aot_module:a", 10, 20).memory(15, 8);
+  BOOST_TEST(analyze(no_totals.build(), analysis_options{}).memory_timelines.empty());
+}
+
+// A series of 2000 samples keeps, in each of 128 equal buckets of the run, the first, smallest, largest
+// and last sample (M4): the peak and every bucket's extremes survive, at most 512 samples, each one of
+// the events'. 1005 topmost instances: the first 1000 are spans, 5 are counted.
+BOOST_AUTO_TEST_CASE(long_series_keep_each_buckets_extremes_and_spans_are_capped) {
+  trace_builder b;
+  b.thread(1).marker(0, 1'000'000);
+  for (std::int64_t k = 0; k < 1005; ++k) b.range("aot_module:r", 900 * k + 100, 900 * k + 200);
+  std::map<std::int64_t, std::int64_t> totals;  // time -> total
+  for (std::int64_t i = 0; i < 2000; ++i) {
+    const std::int64_t total = i == 1234 ? 999'999 : (i * 37) % 101 * 10;
+    totals[500 * i] = total;
+    b.memory(500 * i, 1, total);
+  }
+  const analysis_result r = analyze(b.build(), analysis_options{});
+  BOOST_TEST_REQUIRE(r.memory_timelines.size() == 1u);
+  const memory_timeline& timeline = r.memory_timelines[0];
+  BOOST_TEST_REQUIRE(timeline.series.size() == 1u);
+  const std::vector<memory_sample>& samples = timeline.series[0].samples;
+  BOOST_TEST(samples.size() <= 512u);
+  BOOST_TEST(samples.size() > 128u);
+  const auto bucket = [](std::int64_t t) { return t * 128 / 1'000'001; };
+  struct extremes {
+    std::int64_t first = -1, last = -1, low = 1 << 30, high = -1;
+  };
+  std::map<std::int64_t, extremes> input;
+  std::map<std::int64_t, extremes> output;
+  const auto add = [&](std::map<std::int64_t, extremes>& into, std::int64_t t, std::int64_t total) {
+    extremes& e = into[bucket(t)];
+    if (e.first < 0) e.first = t;
+    e.last = t;
+    e.low = std::min(e.low, total);
+    e.high = std::max(e.high, total);
+  };
+  for (const auto& [t, total] : totals) add(input, t, total);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    BOOST_TEST_REQUIRE(totals.count(samples[i].offset_ns) == 1u);
+    BOOST_TEST(totals.at(samples[i].offset_ns) == samples[i].total_bytes);
+    if (i > 0) BOOST_TEST(samples[i - 1].offset_ns < samples[i].offset_ns);
+    add(output, samples[i].offset_ns, samples[i].total_bytes);
+  }
+  BOOST_TEST_REQUIRE(output.size() == input.size());
+  for (const auto& [index, e] : input) {
+    BOOST_TEST(output.at(index).first == e.first);
+    BOOST_TEST(output.at(index).last == e.last);
+    BOOST_TEST(output.at(index).low == e.low);
+    BOOST_TEST(output.at(index).high == e.high);
+  }
+  BOOST_TEST((samples[0] == memory_sample{0, 0}));
+  BOOST_TEST((std::find(samples.begin(), samples.end(), memory_sample{617'000, 999'999}) != samples.end()));
+  BOOST_TEST_REQUIRE(timeline.spans.size() == 1000u);
+  BOOST_TEST(timeline.spans_left_out == 5u);
+  BOOST_TEST((timeline.spans[999] == region_span{0, 999 * 900 + 100, 999 * 900 + 200}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -520,6 +520,40 @@ BOOST_AUTO_TEST_CASE(memory_of_runs_residuals_and_regions) {
              to_json(Profile(trace{}, analysis_options{}, fixed_context(), device_result())));
 }
 
+// Rule 21: `memory_timelines`, one entry per charted run: its samples per device as [offset_us,
+// total_bytes], its topmost instances by region id, us since the run's start, and how many were left out
+// (report_fixtures.hpp, memory_result).
+BOOST_AUTO_TEST_CASE(memory_timelines_of_the_charted_runs) {
+  const json::object report = report_of(memory_result());
+  BOOST_TEST(keys(report).back() == "memory_timelines");
+  const json::array& timelines = report.at("memory_timelines").as_array();
+  BOOST_TEST_REQUIRE(timelines.size() == 1u);
+  const json::object& timeline = timelines[0].as_object();
+  BOOST_TEST(keys(timeline) == (std::vector<std::string>{"run_index", "devices", "spans", "spans_left_out"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(timeline.at("run_index").as_int64() == 0);
+  BOOST_TEST(timeline.at("spans_left_out").as_int64() == 2);
+  const json::object& devices = timeline.at("devices").as_object();
+  BOOST_TEST(keys(devices) == (std::vector<std::string>{"cpu", "cuda:0"}), boost::test_tools::per_element());
+  const json::array& cpu = devices.at("cpu").as_array();
+  BOOST_TEST_REQUIRE(cpu.size() == 2u);
+  BOOST_TEST(num(cpu[0].at(0)) == 0.0);
+  BOOST_TEST(cpu[0].at(1).as_int64() == 4500);
+  BOOST_TEST(num(cpu[1].at(0)) == 1234.567);
+  BOOST_TEST(cpu[1].at(1).as_int64() == 9000);
+  BOOST_TEST(devices.at("cuda:0").as_array().size() == 1u);
+  const json::array& spans = timeline.at("spans").as_array();
+  BOOST_TEST_REQUIRE(spans.size() == 3u);
+  BOOST_TEST(keys(spans[1].as_object()) == (std::vector<std::string>{"region_id", "start_us", "end_us"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(str(spans[1].at("region_id")) == "untuned_module:head");
+  BOOST_TEST(num(spans[1].at("start_us")) == 100.0);
+  BOOST_TEST(num(spans[1].at("end_us")) == 200.0);
+  BOOST_TEST(str(spans[2].at("region_id")) == "untuned_module:head");
+  BOOST_TEST(num(spans[2].at("end_us")) == 1234.567);
+  BOOST_TEST(!report_of(device_result()).contains("memory_timelines"));
+}
+
 // Rule 21 in region_summary and run_summary: per device the median over all runs of each sum (a run
 // without the region, or without an event on the device, counting as 0, as the times do), the peak's
 // median over the runs that have one; doubles, the mean of the two middle values for an even count.

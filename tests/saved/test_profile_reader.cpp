@@ -532,6 +532,44 @@ BOOST_AUTO_TEST_CASE(memory_reads_back_and_names_bad_values) {
   check_error(residual_memory, "p.json: runs[0].residual.memory.CPU" + unknown);
 }
 
+// Rule 21: `memory_timelines` read back sample for sample and span for span, devices ascending whatever
+// the file's order, regions by id; a bad entry is an error naming the file and its path.
+BOOST_AUTO_TEST_CASE(memory_timelines_read_back_and_name_bad_values) {
+  const analysis_result live = memory_result();
+  BOOST_TEST((round_trip(live).result().memory_timelines == live.memory_timelines));
+  const auto with_timelines = [](std::string_view timelines) {
+    std::string text = minimal_with_run(minimal_run);
+    return text.insert(text.size() - 1, R"(, "memory_timelines": )" + std::string(timelines));
+  };
+  const Profile read = read_profile_text(with_timelines(
+      R"([{"run_index": 0, "devices": {"cuda:0": [[0.5, 10]], "cpu": [[1, 4], [2.25, 0]]},
+          "spans": [{"region_id": "region:a", "start_us": 0.25, "end_us": 1.75}]}])"));
+  BOOST_TEST_REQUIRE(read.result().memory_timelines.size() == 1u);
+  const memory_timeline& timeline = read.result().memory_timelines[0];
+  BOOST_TEST(timeline.run == 0u);
+  BOOST_TEST_REQUIRE(timeline.series.size() == 2u);
+  BOOST_TEST((timeline.series[0] == memory_series{cpu_memory, {{1000, 4}, {2250, 0}}}));
+  BOOST_TEST((timeline.series[1] == memory_series{0, {{500, 10}}}));
+  BOOST_TEST_REQUIRE(timeline.spans.size() == 1u);
+  BOOST_TEST((timeline.spans[0] == region_span{0, 250, 1750}));
+  BOOST_TEST(timeline.spans_left_out == 0u);
+
+  const std::string at = "p.json: memory_timelines[0]";
+  check_error(with_timelines(R"([{"run_index": 1, "devices": {}, "spans": []}])"),
+              at + ".run_index: no such run (1 runs)");
+  check_error(with_timelines(R"([{"run_index": 0, "devices": {"gpu": []}, "spans": []}])"),
+              at + ".devices.gpu: unknown memory device (expected cpu or cuda:N, N in 0..32767)");
+  check_error(with_timelines(R"([{"run_index": 0, "devices": {"cpu": [[1, 2, 3]]}, "spans": []}])"),
+              at + ".devices.cpu[0]: expected [offset_us, total_bytes]");
+  check_error(with_timelines(R"([{"run_index": 0, "devices": {"cpu": [[1, -2]]}, "spans": []}])"),
+              at + ".devices.cpu[0][1]: expected an unsigned integer, found -2");
+  check_error(with_timelines(R"([{"run_index": 0, "devices": {}, "spans": [{"region_id": "region:b",
+                                  "start_us": 0, "end_us": 1}]}])"),
+              at + ".spans[0].region_id: 'region:b' is not one of `regions`");
+  check_error(with_timelines(R"([{"run_index": 0, "devices": {}}])"), at + ".spans: required key missing");
+  check_error(with_timelines(R"({})"), "p.json: memory_timelines: expected an array, found an object");
+}
+
 BOOST_AUTO_TEST_CASE(files_are_read_and_named) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path();
   const std::string path = (dir / ("regionprof_profile_reader_" + std::to_string(::getpid()) + ".json")).string();

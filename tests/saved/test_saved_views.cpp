@@ -261,4 +261,36 @@ BOOST_AUTO_TEST_CASE(html_memory_table_per_region_and_device) {
   BOOST_TEST(!contains(to_html(plain), "<h2>Memory</h2>"));
 }
 
+// Rule 21 in the HTML page: after the memory table, per charted run and device, the total allocated as a
+// step line (0 before the first sample, each level held to the next sample and the last to the run's end),
+// its peak as a dot, and the run's topmost instances beneath in lanes (report_fixtures.hpp, memory_result:
+// run 0 of 1 234.567 us). x = 70 + 810 * us / 1234.567 px, y = 10 + 160 * (1 - bytes / peak) px.
+BOOST_AUTO_TEST_CASE(html_memory_over_time_charts_each_device_of_the_charted_runs) {
+  const std::string page = to_html(Profile(trace{}, analysis_options{}, fixed_context(), memory_result()));
+  BOOST_TEST_REQUIRE(contains(page, "<h2>Memory over time</h2>"));
+  BOOST_TEST(page.find("<h2>Memory</h2>") < page.find("<h2>Memory over time</h2>"));
+  BOOST_TEST(page.find("<h2>Memory over time</h2>") < page.find("<h2>CPU time per run</h2>"));
+  const std::size_t begin = page.find("<h2>Memory over time</h2>");
+  const std::string section = page.substr(begin, page.find("<h2>CPU time per run</h2>") - begin);
+  BOOST_TEST(occurrences(section, "<svg class=\"chart step\"") == 2u);  // cpu, cuda:0
+  BOOST_TEST(section.find("<h3>Run 0, <code>cpu</code>: peak 8.79 KiB</h3>") <
+             section.find("<h3>Run 0, <code>cuda:0</code>: peak 3.00 MiB</h3>"));
+  // Two lanes: 10 + 160 + 8 + 2 x 12 + 22 px high.
+  BOOST_TEST(contains(section, "<svg class=\"chart step\" viewBox=\"0 0 900.0 224.0\""));
+  BOOST_TEST(contains(section, "points=\"70.00,170.00 70.00,170.00 70.00,90.00 880.00,90.00 880.00,10.00 "
+                               "880.00,10.00\""),
+             section);
+  BOOST_TEST(contains(section, "points=\"70.00,170.00 70.00,170.00 70.00,10.00 880.00,10.00\""));
+  BOOST_TEST(contains(section, "<circle class=\"dot\" cx=\"880.00\" cy=\"10.00\" r=\"3.5\" fill=\"#e15759\">"
+                               "<title>peak 8.79 KiB at 1234.567 us</title></circle>"));
+  BOOST_TEST(contains(section, "<rect class=\"seg\" x=\"70.00\" y=\"178.0\" width=\"405.00\" height=\"10.0\" "
+                               "fill=\"#4e79a7\"><title>aot_module:encoder: 0.000 to 617.283 us</title></rect>"));
+  BOOST_TEST(contains(section, "<rect class=\"seg\" x=\"135.61\" y=\"190.0\" width=\"65.61\" height=\"10.0\" "
+                               "fill=\"#f28e2b\"><title>untuned_module:head: 100.000 to 200.000 us</title></rect>"));
+  BOOST_TEST(contains(section, "<rect class=\"seg\" x=\"475.00\" y=\"178.0\" width=\"405.00\""));
+  BOOST_TEST(contains(section, "<p>2 later region instances of run 0 are not drawn.</p>"));
+  const Profile plain(trace{}, analysis_options{}, fixed_context(), device_result());
+  BOOST_TEST(!contains(to_html(plain), "Memory over time"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -124,6 +124,9 @@ inline regionprof::analysis_result device_result_with_ops() {
 ///   residual             none
 ///   run                  cpu    allocated 2 048, freed 2 048, 1 allocation, 1 free, peak 6 144
 /// The figures are stored out of owner order (the writers follow the indices).
+/// Run 0 is charted (memory_timelines): cpu at 4 500 from its start and at its peak 9 000 at its end
+/// (1 234 567 ns), cuda:0 at 3 145 728 throughout; spans: the encoder [0, 617 283], the head off-thread
+/// [100 000, 200 000] (a second lane) and on-thread [617 283, 1 234 567]; 2 more spans left out.
 inline regionprof::analysis_result memory_result() {
   using namespace regionprof;
   analysis_result result = device_result();
@@ -139,6 +142,10 @@ inline regionprof::analysis_result memory_result() {
   result.runs[0].regions[0].memory = 1;
   result.runs[0].regions[1].memory = 2;
   result.runs[1].regions[0].memory = 4;
+  result.memory_timelines = {{.run = 0,
+                              .series = {{cpu_memory, {{0, 4500}, {1234567, 9000}}}, {cuda0, {{0, 3145728}}}},
+                              .spans = {{0, 0, 617283}, {1, 100000, 200000}, {1, 617283, 1234567}},
+                              .spans_left_out = 2}};
   return result;
 }
 

@@ -200,6 +200,44 @@ struct run_memory_indices {
   std::uint32_t residual = no_memory;
 };
 
+/// One sample of a device's total allocated in a charted run (rule 21): the total an event reported, at
+/// the event's time, ns since the run's start.
+struct memory_sample {
+  std::int64_t offset_ns = 0;
+  std::int64_t total_bytes = 0;
+  friend bool operator==(const memory_sample&, const memory_sample&) = default;
+};
+
+/// One device's samples in a charted run, in time order.
+struct memory_series {
+  memory_device device = cpu_memory;
+  std::vector<memory_sample> samples;
+  friend bool operator==(const memory_series&, const memory_series&) = default;
+};
+
+/// A topmost instance of a region in a charted run (rule 21), ns since the run's start.
+struct region_span {
+  std::uint32_t region = 0;  ///< index into analysis_result::regions
+  std::int64_t start_offset_ns = 0;
+  std::int64_t end_offset_ns = 0;
+  friend bool operator==(const region_span&, const region_span&) = default;
+};
+
+/// Rule 21: one run's memory over time, for the HTML report's chart. Every event with a device total in
+/// the run's span (closed, any thread) is a sample; a series of more than max_memory_samples keeps, in each
+/// of max_memory_samples / 4 equal time buckets of the run, its first, smallest, largest and last sample
+/// (M4 downsampling: every peak and every step's level survive). The spans are the topmost instances the
+/// peaks are taken over, in start order, at most max_memory_spans (the rest counted).
+struct memory_timeline {
+  static constexpr std::size_t max_memory_samples = 512;
+  static constexpr std::size_t max_memory_spans = 1000;
+  std::uint32_t run = 0;               ///< index into analysis_result::runs
+  std::vector<memory_series> series;   ///< by device ascending
+  std::vector<region_span> spans;
+  std::uint64_t spans_left_out = 0;
+  friend bool operator==(const memory_timeline&, const memory_timeline&) = default;
+};
+
 /// `CPU` rows are CPU intervals, `CUDA` rows device ops.
 enum class device_type : std::uint8_t { cpu = 0, cuda = 1 };
 /// "CPU" or "CUDA".
@@ -267,6 +305,9 @@ struct analysis_result {
   std::vector<memory_figures> memory;
   /// Rule 21: per run, in `runs` order; empty when no run or residual has figures (run_memory_of()).
   std::vector<run_memory_indices> run_memory;
+  /// Rule 21: the charted runs' timelines, by run: the first run with a sample and the run holding the
+  /// highest peak of any device (one entry when they are the same run); empty without device totals.
+  std::vector<memory_timeline> memory_timelines;
   /// Rule 20: region_ops holds what the analysis found (a saved profile without `region_ops` has not).
   bool has_region_ops = false;
   /// Rule 20: one entry per `regions` entry, in its order, then the residual's when there are runs.

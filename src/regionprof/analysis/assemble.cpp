@@ -82,7 +82,7 @@ analysis_result engine::assemble() {
     result.runs.push_back(std::move(run));
   }
 
-  assemble_memory(result, by_run);               // rule 21
+  assemble_memory(result, by_run, result_index);  // rule 21
   assemble_tree(result, by_run, result_index);  // rule 14
   if (device_data_) add_device_figures(result);
   add_region_ops(result, result_index);  // rule 20

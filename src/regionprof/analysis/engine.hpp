@@ -413,13 +413,16 @@ class engine {
   /// Adds `event` to `aggregate` (an index), or when none to `run`'s residual.
   void own_memory_event(std::uint32_t event, run_index run, aggregate_index aggregate);
   memory_entry& memory_entry_of(std::uint64_t code, memory_device device);
-  /// The peaks of the region aggregates (their topmost spans) and the runs (their marker spans).
+  /// The peaks of the region aggregates (their topmost spans) and the runs (their marker spans), and the
+  /// charted runs' timelines (memory_timelines_).
   void add_memory_peaks();
   /// The figures of one owner code, by device; empty when it has none.
   memory_figures memory_figures_of(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& sorted,
                                    std::uint64_t code) const;
-  /// Each run's, residual's and region aggregate's memory figures into `result` (after the runs are).
-  void assemble_memory(analysis_result& result, const std::vector<aggregate_index>& by_run);
+  /// Each run's, residual's and region aggregate's memory figures, and the timelines, into `result` (after
+  /// the runs and regions are; `result_index`: per classifier region, its index in result.regions).
+  void assemble_memory(analysis_result& result, const std::vector<aggregate_index>& by_run,
+                       const std::vector<std::uint32_t>& result_index);
   // device_split.cpp
   void add_device_figures(analysis_result& result) const;
   // key_averages.cpp: ops per region (rule 20)
@@ -528,6 +531,8 @@ class engine {
     std::int64_t end = 0;
   };
   std::vector<topmost_span> topmost_spans_;
+  /// The charted runs' timelines, their spans' `region` a classifier region index until assemble_memory().
+  std::vector<memory_timeline> memory_timelines_;
   std::vector<memory_entry> memory_entries_;
   std::unordered_map<std::uint64_t, std::uint32_t> memory_entry_index_;  ///< key -> memory_entries_ index
   std::uint64_t off_thread_memory_events_ = 0;

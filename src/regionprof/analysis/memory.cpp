@@ -37,11 +37,18 @@ class max_tree {
     for (std::size_t i = n; i-- > 1;) values_[i] = std::max(values_[2 * i], values_[2 * i + 1]);
   }
 
+  /// The (time, total) samples at times in [start, end] ns, in time order: [first, last) of samples().
+  std::pair<std::size_t, std::size_t> range(std::int64_t start, std::int64_t end) const noexcept {
+    return {static_cast<std::size_t>(std::lower_bound(times_.begin(), times_.end(), start) - times_.begin()),
+            static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), end) - times_.begin())};
+  }
+  std::int64_t time(std::size_t i) const noexcept { return times_[i]; }
+  std::int64_t total(std::size_t i) const noexcept { return values_[times_.size() + i]; }
+
   /// The largest total of an event at a time in [start, end] ns, or false when none is.
   bool max_in(std::int64_t start, std::int64_t end, std::int64_t& out) const noexcept {
     const std::size_t n = times_.size();
-    std::size_t lo = static_cast<std::size_t>(std::lower_bound(times_.begin(), times_.end(), start) - times_.begin());
-    std::size_t hi = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), end) - times_.begin());
+    auto [lo, hi] = range(start, end);
     if (lo >= hi) return false;
     std::int64_t best = values_[n + lo];
     for (lo += n, hi += n; lo < hi; lo /= 2, hi /= 2) {
@@ -56,6 +63,37 @@ class max_tree {
   std::vector<std::int64_t> times_;
   std::vector<std::int64_t> values_;
 };
+
+/// Samples [first, last) of `tree` as one series of a run starting at `start` and ending at `end`, M4
+/// downsampled to memory_timeline::max_memory_samples (analysis.hpp).
+memory_series series_of(memory_device device, const max_tree& tree, std::size_t first, std::size_t last,
+                        std::int64_t start, std::int64_t end) {
+  memory_series series{.device = device, .samples = {}};
+  const auto sample = [&](std::size_t i) { series.samples.push_back({tree.time(i) - start, tree.total(i)}); };
+  if (last - first <= memory_timeline::max_memory_samples) {
+    for (std::size_t i = first; i < last; ++i) sample(i);
+    return series;
+  }
+  constexpr std::size_t buckets = memory_timeline::max_memory_samples / 4;
+  const double per_ns = static_cast<double>(buckets) / (static_cast<double>(end - start) + 1.0);
+  for (std::size_t i = first; i < last;) {
+    const auto bucket = static_cast<std::size_t>(static_cast<double>(tree.time(i) - start) * per_ns);
+    std::size_t low = i;
+    std::size_t high = i;
+    std::size_t j = i;
+    for (; j < last && static_cast<std::size_t>(static_cast<double>(tree.time(j) - start) * per_ns) == bucket; ++j) {
+      if (tree.total(j) < tree.total(low)) low = j;
+      if (tree.total(j) > tree.total(high)) high = j;
+    }
+    std::size_t keep[] = {i, low, high, j - 1};
+    std::sort(std::begin(keep), std::end(keep));
+    for (std::size_t k = 0; k < 4; ++k) {
+      if (k == 0 || keep[k] != keep[k - 1]) sample(keep[k]);
+    }
+    i = j;
+  }
+  return series;
+}
 
 /// Adds `d`'s four sums (and its peak, the larger) to `into`'s entry of its device, kept by device.
 void add_figures(memory_figures& into, const device_memory& d) {
@@ -172,9 +210,47 @@ void engine::add_memory_peaks() {
     }
   };
   for (const topmost_span& span : topmost_spans_) raise(aggregate_code(span.aggregate), span.start, span.end);
+  // The charted runs: the first with a sample, and the one holding the highest peak (the first of equals).
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::size_t first_charted = none;
+  std::size_t highest = none;
+  std::int64_t highest_peak = 0;
   for (std::size_t r = 0; r < runs_.size(); ++r) {
     const run_state& run = runs_[run_index::at(r)];
     raise(run_peak_code(run_index::at(r)), run.start, run.end);
+    for (const auto& [device, tree] : trees) {
+      std::int64_t peak = 0;
+      if (!tree.max_in(run.start, run.end, peak)) continue;
+      if (first_charted == none) first_charted = r;
+      if (highest == none || peak > highest_peak) {
+        highest = r;
+        highest_peak = peak;
+      }
+    }
+  }
+  for (std::size_t r : {first_charted, highest}) {
+    if (r == none || (!memory_timelines_.empty() && memory_timelines_.back().run == r)) continue;
+    const run_state& run = runs_[run_index::at(r)];
+    memory_timeline& timeline = memory_timelines_.emplace_back();
+    timeline.run = static_cast<std::uint32_t>(r);
+    for (const auto& [device, tree] : trees) {
+      const auto [first, last] = tree.range(run.start, run.end);
+      if (first < last) timeline.series.push_back(series_of(device, tree, first, last, run.start, run.end));
+    }
+    std::sort(timeline.series.begin(), timeline.series.end(),
+              [](const memory_series& a, const memory_series& b) { return a.device < b.device; });
+    for (const topmost_span& span : topmost_spans_) {
+      const aggregate& a = aggregates_[span.aggregate];
+      if (a.run != run_index::at(r)) continue;
+      timeline.spans.push_back({a.region, span.start - run.start, span.end - run.start});
+    }
+    std::stable_sort(timeline.spans.begin(), timeline.spans.end(), [](const region_span& a, const region_span& b) {
+      return a.start_offset_ns < b.start_offset_ns;
+    });
+    if (timeline.spans.size() > memory_timeline::max_memory_spans) {
+      timeline.spans_left_out = timeline.spans.size() - memory_timeline::max_memory_spans;
+      timeline.spans.resize(memory_timeline::max_memory_spans);
+    }
   }
   std::vector<topmost_span>().swap(topmost_spans_);
 }
@@ -187,7 +263,12 @@ memory_figures engine::memory_figures_of(const std::vector<std::pair<std::uint64
   return figures;
 }
 
-void engine::assemble_memory(analysis_result& result, const std::vector<aggregate_index>& by_run) {
+void engine::assemble_memory(analysis_result& result, const std::vector<aggregate_index>& by_run,
+                             const std::vector<std::uint32_t>& result_index) {
+  for (memory_timeline& timeline : memory_timelines_) {
+    for (region_span& span : timeline.spans) span.region = result_index[span.region];
+  }
+  result.memory_timelines = std::move(memory_timelines_);
   if (memory_entries_.empty()) return;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> sorted;  // (key, entry): by owner, then device
   sorted.reserve(memory_entries_.size());

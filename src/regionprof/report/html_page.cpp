@@ -146,6 +146,79 @@ std::string strip_chart_svg(const std::vector<strip_row>& rows, const std::vecto
   return svg;
 }
 
+std::string step_chart_svg(const std::vector<step_sample>& samples, double duration_us,
+                           const std::vector<chart_span>& spans, std::string_view max_text) {
+  constexpr double left = 70.0;  // px: the value axis' labels
+  constexpr double plot_height = 160.0;
+  constexpr double lane_height = 12.0;
+  constexpr std::size_t max_lanes = 8;
+  const double plot = chart_width - left - 20.0;
+  const double span_us = duration_us > 0.0 ? duration_us : 1.0;
+  const auto x = [&](double us) { return left + plot * std::clamp(us / span_us, 0.0, 1.0); };
+  double max = 0.0;
+  std::size_t highest = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].value > max) {
+      max = samples[i].value;
+      highest = i;
+    }
+  }
+  if (max <= 0.0) max = 1.0;  // the top of the axis is the largest sample (max_text)
+  const double top = 10.0;
+  const auto y = [&](double value) { return top + plot_height * (1.0 - value / max); };
+  // Lanes: first fit by start (spans come in start order); lane_end[l] is where lane l's last bar ends.
+  std::vector<double> lane_end;
+  std::vector<std::size_t> lane_of(spans.size(), 0);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    std::size_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > spans[i].start_us) ++lane;
+    if (lane == max_lanes) lane = max_lanes - 1;
+    if (lane == lane_end.size()) lane_end.push_back(0.0);
+    lane_end[lane] = std::max(lane_end[lane], spans[i].end_us);
+    lane_of[i] = lane;
+  }
+  const double lanes_top = top + plot_height + 8.0;
+  const double height = lanes_top + lane_height * static_cast<double>(lane_end.size()) + 22.0;
+  std::string svg = "<svg class=\"chart step\" viewBox=\"0 0 " + num(chart_width) + " " + num(height) +
+                    "\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">";
+  for (double level : {top, y(0.0)}) {
+    svg += "<line class=\"grid\" x1=\"" + num(left) + "\" x2=\"" + num(left + plot) + "\" y1=\"" + num(level) +
+           "\" y2=\"" + num(level) + "\"/>";
+  }
+  svg += "<text x=\"" + num(left - 4.0) + "\" y=\"" + num(top + 4.0) + "\" text-anchor=\"end\">" + escape(max_text) +
+         "</text><text x=\"" + num(left - 4.0) + "\" y=\"" + num(y(0.0) + 4.0) + "\" text-anchor=\"end\">0</text>";
+  if (!samples.empty()) {
+    std::string level = fixed(y(0.0), 2);  // the line's height so far
+    std::string points = fixed(x(0.0), 2) + "," + level;
+    for (const step_sample& s : samples) {
+      const std::string at = fixed(x(s.at_us), 2);
+      points += " " + at + "," + level;
+      level = fixed(y(s.value), 2);
+      points += " " + at + "," + level;
+    }
+    points += " " + fixed(x(span_us), 2) + "," + level;
+    svg += "<polyline class=\"level\" fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"1.5\" points=\"" + points +
+           "\"/>";
+    const step_sample& peak = samples[highest];
+    svg += "<circle class=\"dot\" cx=\"" + fixed(x(peak.at_us), 2) + "\" cy=\"" + fixed(y(peak.value), 2) +
+           "\" r=\"3.5\" fill=\"#e15759\"><title>peak " + escape(peak.value_text) + " at " + fixed(peak.at_us, 3) +
+           " us</title></circle>";
+  }
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const chart_span& span = spans[i];
+    const double x0 = x(span.start_us);
+    svg += "<rect class=\"seg\" x=\"" + fixed(x0, 2) + "\" y=\"" +
+           num(lanes_top + lane_height * static_cast<double>(lane_of[i])) + "\" width=\"" +
+           fixed(std::max(x(span.end_us) - x0, 0.5), 2) + "\" height=\"" + num(lane_height - 2.0) + "\" fill=\"" +
+           span.colour + "\"><title>" + escape(span.label) + ": " + fixed(span.start_us, 3) + " to " +
+           fixed(span.end_us, 3) + " us</title></rect>";
+  }
+  const double axis_y = height - 6.0;
+  svg += "<text x=\"" + num(left) + "\" y=\"" + num(axis_y) + "\">0</text><text x=\"" + num(left + plot) + "\" y=\"" +
+         num(axis_y) + "\" text-anchor=\"end\">" + fixed(span_us, 1) + " us</text></svg>";
+  return svg;
+}
+
 std::string fragment(std::string_view id, std::string_view body) {
   const auto id_char = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';

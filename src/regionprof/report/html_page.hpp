@@ -68,6 +68,28 @@ struct icicle_node {
 inline constexpr double icicle_width = 900.0;  // px, of the SVG viewBox
 std::string icicle_svg(const std::vector<icicle_node>& nodes, double total_us);
 
+/// One span beneath a step chart: a region instance, us since the chart's start.
+struct chart_span {
+  std::string label;
+  double start_us = 0.0;
+  double end_us = 0.0;
+  std::string colour;
+};
+
+/// One sample of a step chart: at `at_us`, the level becomes `value` (shown as `value_text`).
+struct step_sample {
+  double at_us = 0.0;
+  double value = 0.0;
+  std::string value_text;
+};
+
+/// An SVG of one quantity over [0, duration_us]: a step line (each sample's level held until the next;
+/// 0 before the first), the largest sample marked with a dot, and beneath it the spans as bars in lanes
+/// (each in the first lane where it overlaps no bar; at most 8 lanes, the last taking the rest). Samples
+/// and spans have `<title>` tooltips; `max_text` labels the top of the value axis.
+std::string step_chart_svg(const std::vector<step_sample>& samples, double duration_us,
+                           const std::vector<chart_span>& spans, std::string_view max_text);
+
 /// A report as a fragment that can sit in any page (a Jupyter output, beside other reports and pandas
 /// tables): `<div class="regionprof" id="ID">`, its style (every rule scoped under `.regionprof`), `body`,
 /// a `<p class="rp-status">` and its script, which reaches only the elements under its root (found by

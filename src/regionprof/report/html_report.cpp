@@ -143,6 +143,43 @@ std::string memory_table(const analysis_result& result, const std::vector<report
   return out + "</tbody></table>";
 }
 
+/// Memory over time (rule 21): per charted run (analysis_result::memory_timelines) and device, the total
+/// allocated as a step chart with the run's topmost region instances beneath it; empty without timelines.
+std::string memory_timeline_charts(const analysis_result& result) {
+  if (result.memory_timelines.empty()) return {};
+  std::string out = "<h2>Memory over time</h2><p>The total allocated on each device as its events reported it, "
+                    "in the first run with such events and in the run with the highest peak; beneath it, the "
+                    "topmost instances of the regions. Time since the run's marker started.</p>" +
+                    legend(result);
+  for (const memory_timeline& timeline : result.memory_timelines) {
+    const run_result& run = result.runs.at(timeline.run);
+    std::vector<html::chart_span> spans;
+    spans.reserve(timeline.spans.size());
+    for (const region_span& span : timeline.spans) {
+      spans.push_back({result.regions.at(span.region).id, ns_to_us(span.start_offset_ns), ns_to_us(span.end_offset_ns),
+                       std::string(html::palette(span.region))});
+    }
+    for (const memory_series& series : timeline.series) {
+      std::vector<html::step_sample> samples;
+      std::int64_t peak = 0;
+      for (const memory_sample& sample : series.samples) {
+        const double bytes = static_cast<double>(sample.total_bytes);
+        samples.push_back({ns_to_us(sample.offset_ns), bytes, report_detail::bytes_text(bytes)});
+        peak = std::max(peak, sample.total_bytes);
+      }
+      out += "<h3>Run " + std::to_string(run.run_index) + ", <code>" + memory_device_key(series.device) +
+             "</code>: peak " + report_detail::bytes_text(static_cast<double>(peak)) + "</h3>";
+      out += html::step_chart_svg(samples, ns_to_us(run.cpu_time_ns), spans,
+                                  report_detail::bytes_text(static_cast<double>(peak)));
+    }
+    if (timeline.spans_left_out > 0) {
+      out += "<p>" + std::to_string(timeline.spans_left_out) + " later region instances of run " +
+             std::to_string(run.run_index) + " are not drawn.</p>";
+    }
+  }
+  return out;
+}
+
 /// The region tree (tree_summary: medians over all runs) as an icicle chart scaled to the run total's
 /// median CPU time; empty without a tree. A node's colour is its region's (tree_regions index).
 std::string tree_icicle(const analysis_result& result) {
@@ -237,6 +274,7 @@ std::string to_html_fragment(const Profile& profile, std::string_view id) {
       report_detail::summarize_regions(result, report_detail::peak_memory_bandwidth(context));
   body += "<h2>Summary</h2>" + summary_table(result, summaries);
   body += memory_table(result, summaries);  // rule 21
+  body += memory_timeline_charts(result);
   if (!result.runs.empty()) {
     body += "<h2>CPU time per run</h2>" + legend(result) + run_bars(result, false);
     if (result.has_device_data) body += "<h2>Device time per run</h2>" + legend(result) + run_bars(result, true);

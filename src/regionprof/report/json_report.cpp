@@ -225,6 +225,40 @@ void write_region_ops(report_detail::json_object_writer& report, const analysis_
   report.end_array();
 }
 
+/// `memory_timelines` (rule 21): per charted run `{"run_index", "devices", "spans", "spans_left_out"}`,
+/// `devices` keyed as memory objects, each `[[offset_us, total_bytes], ...]`, `spans` each `{"region_id",
+/// "start_us", "end_us"}` since the run's start.
+json::array memory_timelines_array(const analysis_result& result) {
+  json::array timelines;
+  for (const memory_timeline& timeline : result.memory_timelines) {
+    json::object entry;
+    entry["run_index"] = timeline.run;
+    json::object devices;
+    for (const memory_series& series : timeline.series) {
+      json::array samples;
+      samples.reserve(series.samples.size());
+      for (const memory_sample& sample : series.samples) {
+        samples.push_back(json::array{ns_to_us(sample.offset_ns), sample.total_bytes});
+      }
+      devices[sv(memory_device_key(series.device))] = std::move(samples);
+    }
+    entry["devices"] = std::move(devices);
+    json::array spans;
+    spans.reserve(timeline.spans.size());
+    for (const region_span& span : timeline.spans) {
+      json::object object;
+      object["region_id"] = sv(result.regions.at(span.region).id);
+      object["start_us"] = ns_to_us(span.start_offset_ns);
+      object["end_us"] = ns_to_us(span.end_offset_ns);
+      spans.push_back(std::move(object));
+    }
+    entry["spans"] = std::move(spans);
+    entry["spans_left_out"] = timeline.spans_left_out;
+    timelines.push_back(std::move(entry));
+  }
+  return timelines;
+}
+
 /// `{mean, min, max, median, stddev, mad[, cv]}` in us from statistics in ns (cv is unitless, absent
 /// when the mean is 0).
 json::object stats_object(const run_stats& stats) {
@@ -387,6 +421,7 @@ void write_json_report(std::string& text, std::ostream* stream, const analysis_r
   report.member("run_summary", run_summary_object(result));
   if (result.has_region_tree) report.member("tree_summary", report_detail::tree_summary_json(result));  // rule 14
   if (result.has_region_ops) write_region_ops(report, result);  // rule 20
+  if (!result.memory_timelines.empty()) report.member("memory_timelines", memory_timelines_array(result));
   if (context.stopping) report.member("stopping", stopping_object(*context.stopping));  // rule 16
   if (context.environment) report.member("environment", environment_object(*context.environment));
   report.finish();

@@ -72,6 +72,20 @@ void check_region_indices(const analysis_result& result) {
                                   std::to_string(result.regions.size()) + " regions");
     }
   }
+  for (const memory_timeline& timeline : result.memory_timelines) {
+    if (timeline.run >= result.runs.size()) {
+      throw std::invalid_argument("regionprof report: a memory timeline of run " + std::to_string(timeline.run) +
+                                  ", but the analysis has " + std::to_string(result.runs.size()) + " runs");
+    }
+    for (const region_span& span : timeline.spans) {
+      if (span.region >= result.regions.size()) {
+        throw std::invalid_argument("regionprof report: run " + std::to_string(timeline.run) +
+                                    "'s memory timeline has a span of region index " + std::to_string(span.region) +
+                                    " but the analysis lists only " + std::to_string(result.regions.size()) +
+                                    " regions");
+      }
+    }
+  }
 }
 
 std::string_view region_ops_owner(const analysis_result& result, const region_op_rows& entry) {

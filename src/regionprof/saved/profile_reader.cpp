@@ -94,6 +94,12 @@ class reader {
     if (value.is_int64()) fail(at, "expected an unsigned integer, found " + std::to_string(value.get_int64()));
     expected(at, "an unsigned integer", value);
   }
+  /// A device's total allocated (rule 21): an unsigned integer that fits in int64.
+  std::int64_t as_total_bytes(const json::value& value, const json_location& at) const {
+    const std::uint64_t bytes = as_unsigned(value, at);
+    if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) fail(at, "above 2^63 - 1");
+    return static_cast<std::int64_t>(bytes);
+  }
   /// Microseconds -> ns, exactly from the number's text (integers exactly from their value).
   std::int64_t as_ns(const json::value& value, const json_location& at) const {
     constexpr std::int64_t max_us = std::numeric_limits<std::int64_t>::max() / 1000;
@@ -279,12 +285,7 @@ class reader {
         figure.*sum = as_unsigned(required_member(entry, device_at, name), device_at.member(name));
       }
       if (const json::value* peak = optional_member(entry, "peak_allocated_bytes")) {
-        const json_location peak_at = device_at.member("peak_allocated_bytes");
-        const std::uint64_t bytes = as_unsigned(*peak, peak_at);
-        if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-          fail(peak_at, "above 2^63 - 1");
-        }
-        figure.peak_allocated_bytes = static_cast<std::int64_t>(bytes);
+        figure.peak_allocated_bytes = as_total_bytes(*peak, device_at.member("peak_allocated_bytes"));
       }
     }
     std::sort(figures.begin(), figures.end(),
@@ -472,6 +473,56 @@ class reader {
     }
   }
 
+  /// `memory_timelines` (rule 21): each entry's run is one of `runs`, each span's region one of `regions`.
+  void memory_timelines(const json::array& entries, const json_location& at, analysis_result& result) const {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const json_location entry_at = at.element(i);
+      const json::object& object = as_object(entries[i], entry_at);
+      memory_timeline& timeline = result.memory_timelines.emplace_back();
+      const json_location run_at = entry_at.member("run_index");
+      const std::uint64_t run = as_unsigned(required_member(object, entry_at, "run_index"), run_at);
+      if (run >= result.runs.size()) fail(run_at, "no such run (" + std::to_string(result.runs.size()) + " runs)");
+      timeline.run = static_cast<std::uint32_t>(run);
+      const json_location devices_at = entry_at.member("devices");
+      for (const auto& [key, value] : as_object(required_member(object, entry_at, "devices"), devices_at)) {
+        const json_location device_at = devices_at.member(key);
+        const std::optional<memory_device> device = parse_memory_device_key(key);
+        if (!device) fail(device_at, "unknown memory device (expected cpu or cuda:N, N in 0..32767)");
+        memory_series& series = timeline.series.emplace_back();
+        series.device = *device;
+        const json::array& samples = as_array(value, device_at);
+        series.samples.reserve(samples.size());
+        for (std::size_t k = 0; k < samples.size(); ++k) {
+          const json_location sample_at = device_at.element(k);
+          const json::array& pair = as_array(samples[k], sample_at);
+          if (pair.size() != 2) fail(sample_at, "expected [offset_us, total_bytes]");
+          series.samples.push_back(
+              {as_ns(pair[0], sample_at.element(0)), as_total_bytes(pair[1], sample_at.element(1))});
+        }
+      }
+      std::sort(timeline.series.begin(), timeline.series.end(),
+                [](const memory_series& a, const memory_series& b) { return a.device < b.device; });
+      const json_location spans_at = entry_at.member("spans");
+      const json::array& spans = as_array(required_member(object, entry_at, "spans"), spans_at);
+      timeline.spans.reserve(spans.size());
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        const json_location span_at = spans_at.element(k);
+        const json::object& span = as_object(spans[k], span_at);
+        const std::string id = as_string(required_member(span, span_at, "region_id"), span_at.member("region_id"));
+        const auto found = index_.find(id);
+        if (found == index_.end() || found->second >= result.regions.size()) {
+          fail(span_at.member("region_id"), "'" + id + "' is not one of `regions`");
+        }
+        timeline.spans.push_back({found->second,
+                                  as_ns(required_member(span, span_at, "start_us"), span_at.member("start_us")),
+                                  as_ns(required_member(span, span_at, "end_us"), span_at.member("end_us"))});
+      }
+      if (const json::value* left_out = optional_member(object, "spans_left_out")) {
+        timeline.spans_left_out = as_unsigned(*left_out, entry_at.member("spans_left_out"));
+      }
+    }
+  }
+
   static match_kind match_of(std::string_view name) {
     if (name == "exact") return match_kind::exact;
     if (name == "prefix") return match_kind::prefix;
@@ -592,6 +643,9 @@ class reader {
     for (std::size_t i = 0; i < runs.size(); ++i) run_tree(runs[i], runs_at.element(i), result.runs[i], result);
     if (optional_member(top, "tree_summary") != nullptr) result.has_region_tree = true;
     if (const json::array* ops = optional_array(top, root, "region_ops")) region_ops(*ops, root.member("region_ops"), result);
+    if (const json::array* timelines = optional_array(top, root, "memory_timelines")) {
+      memory_timelines(*timelines, root.member("memory_timelines"), result);
+    }
 
     const json::object* profiler = optional_object(top, root, "profiler");
     const json_location profiler_at = root.member("profiler");
