@@ -120,26 +120,21 @@ std::string memory_table(const analysis_result& result, const std::vector<report
   if (!report_detail::has_memory(result)) return {};
   const std::optional<report_detail::run_summary> totals = report_detail::summarize_runs(result);
   if (!totals) return {};
-  std::string out = "<h2>Memory</h2><p>Per device, medians over all " + std::to_string(result.runs.size()) +
-                    " runs, a run without the region or without an event on the device counting as 0; the peak "
-                    "(the largest total allocated on the device while the region ran) is the median over the runs "
-                    "that have one. Bytes; hover a cell for KiB, MiB, GiB.</p><table class=\"sortable\">" +
+  std::string out = "<h2>Memory</h2><p>" + html::escape(report_detail::memory_medians_note(result.runs.size())) +
+                    ". Bytes; hover a cell for KiB, MiB, GiB.</p><table class=\"sortable\">" +
                     header_row({"region", "device", "median allocated (B)", "median freed (B)", "median allocations",
                                 "median frees", "median peak (B)"}) +
                     "<tbody>";
-  const auto add = [&out](const std::string& name, const report_detail::memory_medians& medians) {
-    for (const report_detail::device_memory_median& m : medians) {
-      out += "<tr>" + cell(name) + cell(memory_device_key(m.device)) + bytes_cell(m.allocated_bytes) +
-             bytes_cell(m.freed_bytes) + cell(report_detail::count_text(m.allocations), true) +
-             cell(report_detail::count_text(m.frees), true) +
-             (m.peak_allocated_bytes ? bytes_cell(*m.peak_allocated_bytes) : cell("-", true)) + "</tr>";
-    }
-  };
-  for (const report_detail::region_summary& s : summaries) {
-    add("<code>" + html::escape(result.regions[s.region].id) + "</code>", s.memory);
+  for (const report_detail::memory_view_row& row : report_detail::memory_view_rows(summaries, *totals)) {
+    const report_detail::device_memory_median& m = *row.medians;
+    out += "<tr>" +
+           cell(row.owner == report_detail::memory_owner::region
+                    ? "<code>" + html::escape(result.regions[row.region].id) + "</code>"
+                    : std::string(report_detail::memory_owner_label(row.owner))) +
+           cell(memory_device_key(m.device)) + bytes_cell(m.allocated_bytes) + bytes_cell(m.freed_bytes) +
+           cell(report_detail::count_text(m.allocations), true) + cell(report_detail::count_text(m.frees), true) +
+           (m.peak_allocated_bytes ? bytes_cell(*m.peak_allocated_bytes) : cell("-", true)) + "</tr>";
   }
-  add("(residual)", totals->residual_memory);
-  add("(run total)", totals->memory);
   return out + "</tbody></table>";
 }
 

@@ -212,24 +212,18 @@ void memory_section(std::string& out, const analysis_result& result, const std::
               {"median allocations", true},
               {"median frees", true},
               {"median peak", true}});
-  const auto add = [&rows](const std::string& name, const report_detail::memory_medians& medians) {
-    for (const report_detail::device_memory_median& m : medians) {
-      rows.add({name, memory_device_key(m.device), report_detail::bytes_text(m.allocated_bytes),
-                report_detail::bytes_text(m.freed_bytes), report_detail::count_text(m.allocations),
-                report_detail::count_text(m.frees),
-                m.peak_allocated_bytes ? report_detail::bytes_text(*m.peak_allocated_bytes) : "-"});
-    }
-  };
-  for (const region_summary& summary : summaries) {
-    add(code(result.regions[summary.region].id, max_region_id_chars), summary.memory);
+  for (const report_detail::memory_view_row& row : report_detail::memory_view_rows(summaries, *totals)) {
+    const report_detail::device_memory_median& m = *row.medians;
+    const bool region = row.owner == report_detail::memory_owner::region;
+    rows.add({region ? code(result.regions[row.region].id, max_region_id_chars)
+                     : std::string(report_detail::memory_owner_label(row.owner)),
+              memory_device_key(m.device), report_detail::bytes_text(m.allocated_bytes),
+              report_detail::bytes_text(m.freed_bytes), report_detail::count_text(m.allocations),
+              report_detail::count_text(m.frees),
+              m.peak_allocated_bytes ? report_detail::bytes_text(*m.peak_allocated_bytes) : "-"});
   }
-  add("(residual)", totals->residual_memory);
-  add("(run total)", totals->memory);
   rows.render(out);
-  out += "Per device, medians over all " + std::to_string(result.runs.size()) +
-         " runs, a run without the region or without an event on the device counting as 0; the peak (the "
-         "largest total allocated on the device while the region ran) is the median over the runs that have "
-         "one (`-`: none). 1 KiB = 1024 bytes.\n\n";
+  out += report_detail::memory_medians_note(result.runs.size()) + " (`-`: none). 1 KiB = 1024 bytes.\n\n";
 }
 
 void runs_section(std::string& out, const analysis_result& result, const std::function<void()>& spill) {

@@ -305,6 +305,28 @@ std::vector<region_summary> summarize_regions(const analysis_result& result, std
   return summaries;
 }
 
+std::vector<memory_view_row> memory_view_rows(const std::vector<region_summary>& summaries,
+                                              const run_summary& totals) {
+  std::vector<memory_view_row> rows;
+  for (const region_summary& summary : summaries) {
+    for (const device_memory_median& m : summary.memory) rows.push_back({memory_owner::region, summary.region, &m});
+  }
+  for (const device_memory_median& m : totals.residual_memory) rows.push_back({memory_owner::residual, 0, &m});
+  for (const device_memory_median& m : totals.memory) rows.push_back({memory_owner::run_total, 0, &m});
+  return rows;
+}
+
+std::string_view memory_owner_label(memory_owner owner) noexcept {
+  return owner == memory_owner::residual ? "(residual)" : owner == memory_owner::run_total ? "(run total)" : "";
+}
+
+std::string memory_medians_note(std::size_t runs) {
+  return "Per device, medians over all " + std::to_string(runs) +
+         " runs, a run without the region or without an event on the device counting as 0; the peak (the "
+         "largest total allocated on the device while the region ran) is the median over the runs that have "
+         "one";
+}
+
 std::optional<run_summary> summarize_runs(const analysis_result& result) {
   if (result.runs.empty()) return std::nullopt;
   // One series at a time in one reused vector: 8 B per run, not 40 (docs/design.md, rule 13).

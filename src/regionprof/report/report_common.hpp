@@ -161,4 +161,25 @@ struct run_summary {
 /// The run totals' statistics; nullopt when there are no runs.
 std::optional<run_summary> summarize_runs(const analysis_result& result);
 
+/// Who a row of the memory views is (rule 21).
+enum class memory_owner : std::uint8_t { region = 0, residual = 1, run_total = 2 };
+
+/// One row of the memory views: one owner's medians on one device.
+struct memory_view_row {
+  memory_owner owner = memory_owner::region;
+  std::uint32_t region = 0;  ///< index into analysis_result::regions when owner is region
+  const device_memory_median* medians = nullptr;
+};
+
+/// The rows of the Markdown, terminal and HTML memory views, in their order: each region of `summaries`
+/// per device, then the residual's devices, then the run total's.
+std::vector<memory_view_row> memory_view_rows(const std::vector<region_summary>& summaries,
+                                              const run_summary& totals);
+
+/// `(residual)` or `(run total)`: the label of a row that is no region.
+std::string_view memory_owner_label(memory_owner owner) noexcept;
+
+/// What every memory view's medians mean, for `runs` runs (one sentence, without its full stop).
+std::string memory_medians_note(std::size_t runs);
+
 }  // namespace regionprof::report_detail

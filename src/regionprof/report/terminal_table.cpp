@@ -82,14 +82,20 @@ void append_memory(std::string& out, const analysis_result& result,
     const report_detail::device_memory_median* medians;
   };
   std::vector<memory_line> lines;
-  for (const report_detail::region_summary& s : summaries) {
-    for (const auto& m : s.memory) {
-      const std::string_view colour = colours[s.region % std::size(colours)];
-      lines.push_back({report_detail::clean(result.regions[s.region].id, 40), colour, &m});
+  for (const report_detail::memory_view_row& row : report_detail::memory_view_rows(summaries, totals)) {
+    switch (row.owner) {
+      case report_detail::memory_owner::region:
+        lines.push_back({report_detail::clean(result.regions[row.region].id, 40),
+                         colours[row.region % std::size(colours)], row.medians});
+        break;
+      case report_detail::memory_owner::residual:
+        lines.push_back({std::string(report_detail::memory_owner_label(row.owner)), grey, row.medians});
+        break;
+      case report_detail::memory_owner::run_total:
+        lines.push_back({std::string(report_detail::memory_owner_label(row.owner)), bold, row.medians});
+        break;
     }
   }
-  for (const auto& m : totals.residual_memory) lines.push_back({"(residual)", grey, &m});
-  for (const auto& m : totals.memory) lines.push_back({"(run total)", bold, &m});
   std::size_t name_width = std::string_view("region").size();
   for (const memory_line& l : lines) name_width = std::max(name_width, display_width(l.name));
   constexpr std::size_t device_width = 7;
