@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -789,4 +790,113 @@ BOOST_AUTO_TEST_CASE(a_training_loop_under_the_step_profiler) {
   BOOST_REQUIRE_EQUAL(runs.size(), 3u);
   for (const auto& calls : runs) BOOST_TEST(calls == expected);
   for (const auto& run : cycle->result().runs) BOOST_TEST(run.residual_cpu_ns > 0);  // backward, optimizer
+}
+
+// ---- Backward regions (instrument_options::backward; docs/design.md, rule 19) ------------------------
+
+namespace {
+
+/// Passes its input through; its backward busy-waits 20 ms before passing the gradient on.
+struct busy_backward : torch::autograd::Function<busy_backward> {
+  static constexpr auto wait = std::chrono::milliseconds(20);
+  static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& x) { return x.clone(); }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                 torch::autograd::variable_list gradients) {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return {gradients[0]};
+  }
+};
+
+struct BusyImpl : torch::nn::Module {
+  torch::Tensor forward(const torch::Tensor& x) { return busy_backward::apply(x); }
+};
+TORCH_MODULE(Busy);
+
+/// Region id -> CPU time (ns) in one run.
+std::map<std::string, std::int64_t> cpu_by_region(const regionprof::Profile& profile, std::size_t run) {
+  std::map<std::string, std::int64_t> cpu;
+  for (const auto& aggregate : profile.result().runs.at(run).regions) {
+    cpu[profile.result().regions.at(aggregate.region).id] = aggregate.cpu_time_ns;
+  }
+  return cpu;
+}
+
+}  // namespace
+
+// A training step of Sequential(Linear, Busy, Linear): the 20 ms busy-wait in the Busy module's backward
+// lands in `untuned_module_backward:1`, all of it in every run and at most 10 % more in the best of five
+// (the scheduler may take the CPU away inside one region of one run on a loaded machine); each Linear's
+// backward (its AddmmBackward0 and TBackward0, and the accumulation of its gradients) is a region of its
+// own, one instance per step, holding none of the wait; the forward regions are as without backward
+// regions, and the loss's backward (made outside every module) is the residual's.
+BOOST_AUTO_TEST_CASE(backward_time_lands_in_the_modules_backward_region) {
+  torch::manual_seed(7);
+  torch::nn::Sequential net(torch::nn::Linear(8, 16), Busy(), torch::nn::Linear(16, 1));
+  auto handle = rt::instrument(*net, {.backward = true});
+  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.01));
+  regionprof::profile_options options;
+  options.module_types = handle.module_types();
+  regionprof::step_profiler steps(options, regionprof::step_schedule{.wait = 0, .warmup = 1, .active = 5});
+  std::optional<regionprof::Profile> cycle;
+  for (int step = 0; step < 6; ++step) {
+    const torch::Tensor loss = net->forward(torch::randn({4, 8})).pow(2).mean();
+    loss.backward();
+    optimizer.step();
+    optimizer.zero_grad();
+    if (auto done = steps.step()) cycle = std::move(done);
+  }
+  BOOST_REQUIRE(cycle);
+  const std::map<std::string, std::uint64_t> expected{
+      {"untuned_module:0", 1},          {"untuned_module:1", 1},          {"untuned_module:2", 1},
+      {"untuned_module_backward:0", 1}, {"untuned_module_backward:1", 1}, {"untuned_module_backward:2", 1}};
+  const auto runs = calls_per_run(*cycle);
+  BOOST_REQUIRE_EQUAL(runs.size(), 5u);
+  constexpr std::int64_t wait_ns = std::chrono::nanoseconds(busy_backward::wait).count();
+  // Per upper-bounded figure, its best (smallest) run.
+  std::map<std::string, std::int64_t> best{{"untuned_module_backward:1", INT64_MAX},
+                                           {"untuned_module_backward:0", INT64_MAX},
+                                           {"untuned_module_backward:2", INT64_MAX},
+                                           {"untuned_module:1", INT64_MAX}};
+  for (std::size_t run = 0; run < runs.size(); ++run) {
+    BOOST_TEST_CONTEXT("run " << run) {
+      BOOST_TEST(runs[run] == expected);
+      const auto cpu = cpu_by_region(*cycle, run);
+      for (const auto& [id, ns] : cpu) BOOST_TEST_MESSAGE("run " << run << " " << id << ": " << ns << " ns");
+      BOOST_TEST(cpu.at("untuned_module_backward:1") >= wait_ns);
+      for (auto& [id, smallest] : best) smallest = std::min(smallest, cpu.at(id));
+    }
+  }
+  BOOST_TEST(best.at("untuned_module_backward:1") <= wait_ns + wait_ns / 10);
+  BOOST_TEST(best.at("untuned_module_backward:0") < wait_ns / 10);
+  BOOST_TEST(best.at("untuned_module_backward:2") < wait_ns / 10);
+  BOOST_TEST(best.at("untuned_module:1") < wait_ns / 10);
+  handle.remove();
+  // Removed: the next step has no backward region.
+  regionprof::step_profiler after(options, regionprof::step_schedule{.wait = 0, .warmup = 0, .active = 1});
+  net->forward(torch::randn({4, 8})).pow(2).mean().backward();
+  const std::optional<regionprof::Profile> plain = after.step();
+  BOOST_REQUIRE(plain);
+  BOOST_TEST(calls_per_run(*plain).at(0).empty());
+}
+
+// TorchScript: the module_enter and module_exit ops tell the same boundaries, so a scripted model's
+// modules get their backward regions too. net_module: encoder, shared (called twice in a row: its two
+// calls' nodes run back to back in backward, one instance), holder.inner and head, each separated by an
+// op of the root (`* 2.0`, `+ 1.0`), whose nodes end the instance before them.
+BOOST_AUTO_TEST_CASE(scripted_modules_have_backward_regions) {
+  torch::manual_seed(3);
+  auto handle = rt::instrument(net_module(), {.backward = true});
+  const torch::Tensor x = torch::randn({2, 4}).requires_grad_();
+  const regionprof::Profile profile =
+      regionprof::profile([&] { run_scripted(handle.module(), x).sum().backward(); }, quick_options(handle));
+  const std::map<std::string, std::uint64_t> expected{
+      {"untuned_module:encoder", 1},          {"untuned_module:shared", 2},
+      {"untuned_module:holder.inner", 1},     {"untuned_module:head", 1},
+      {"untuned_module_backward:encoder", 1}, {"untuned_module_backward:shared", 1},
+      {"untuned_module_backward:holder.inner", 1}, {"untuned_module_backward:head", 1}};
+  const auto runs = calls_per_run(profile);
+  BOOST_REQUIRE_EQUAL(runs.size(), 3u);
+  for (const auto& calls : runs) BOOST_TEST(calls == expected);
 }

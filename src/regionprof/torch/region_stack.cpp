@@ -53,6 +53,17 @@ struct thread_state {
 
 thread_local thread_state this_thread;
 std::atomic<std::uint64_t> unmatched{0};
+std::atomic<outermost_listener> listener{nullptr};
+
+void tell_outermost(std::int64_t slot) noexcept {
+  if (const outermost_listener tell = listener.load(std::memory_order_acquire)) tell(slot);
+}
+
+std::mutex backward_mutex;
+std::unordered_map<slot_id, const registered_region*>& backward_regions() {  // guarded by backward_mutex
+  static auto* map = new std::unordered_map<slot_id, const registered_region*>;  // never destroyed
+  return *map;
+}
 
 // Eager bindings: the map changes under `bindings_mutex` and bumps `bindings_generation`; each thread
 // caches lookups (hits and misses) until the generation changes.
@@ -99,6 +110,19 @@ const registered_region& slot_region(slot_id slot) noexcept {
   return *chunk->regions[slot & (chunk_size - 1)];
 }
 
+const registered_region& backward_region(slot_id slot) {
+  std::lock_guard lock(backward_mutex);
+  const registered_region*& region = backward_regions()[slot];
+  if (region == nullptr) {
+    const std::string& forward = slot_region(slot).range_name();  // `<kind>:<name>`, the kind without ':'
+    const std::size_t colon = forward.find(':');
+    region = new registered_region(forward.substr(0, colon) + "_backward", forward.substr(colon + 1));  // never freed
+  }
+  return *region;
+}
+
+void set_outermost_listener(outermost_listener tell) noexcept { listener.store(tell, std::memory_order_release); }
+
 void enter(slot_id slot) noexcept {
   thread_state& state = this_thread;
   try {
@@ -107,6 +131,7 @@ void enter(slot_id slot) noexcept {
     state.stack.push_back({slot, push});
     ++state.depth[slot];
     if (push) push_region(slot_region(slot));
+    if (state.stack.size() == 1) tell_outermost(slot);
   } catch (...) {
     // Out of memory growing this thread's stack: the region is not opened, and its exit will be
     // counted as unmatched.
@@ -123,6 +148,7 @@ void exit(slot_id slot) noexcept {
     const open_entry entry = state.stack.back();
     state.stack.pop_back();
     state.close(entry);
+    if (state.stack.empty()) tell_outermost(no_slot);
     if (entry.slot == slot) return;
   }
 }
@@ -135,6 +161,7 @@ void unwind_to(std::size_t depth) noexcept {
     const open_entry entry = state.stack.back();
     state.stack.pop_back();
     state.close(entry);
+    if (state.stack.empty()) tell_outermost(no_slot);
   }
 }
 

@@ -26,6 +26,16 @@ slot_id intern_slot(region_kind kind, std::string_view name);
 /// The region of `slot`. Precondition: `slot` came from intern_slot().
 const registered_region& slot_region(slot_id slot) noexcept;
 
+/// The region `<kind>_backward:<name>` of `slot`'s `<kind>:<name>` (docs/design.md, rule 19), registered
+/// on first use and never freed. Thread-safe; throws std::bad_alloc.
+const registered_region& backward_region(slot_id slot);
+
+/// Told, on the thread, each time that thread's outermost open slot changes: the slot opened on an empty
+/// stack, or no_slot when the stack becomes empty. Must not throw.
+using outermost_listener = void (*)(std::int64_t slot) noexcept;
+/// Sets the one listener (nullptr: none). Calls already under way may still reach the previous one.
+void set_outermost_listener(outermost_listener listener) noexcept;
+
 /// Opens `slot` on this thread (an NVTX range unless the slot is already open on this thread).
 void enter(slot_id slot) noexcept;
 /// Closes the innermost open entry of `slot` on this thread and any entry above it. An exit without a

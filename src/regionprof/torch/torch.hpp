@@ -48,7 +48,7 @@ struct tuned_module {
 
 /// What to instrument.
 struct instrument_options {
-  std::vector<tuned_module> tuned;  ///< each path must exist in the model (else std::invalid_argument)
+  std::vector<tuned_module> tuned{};  ///< each path must exist in the model (else std::invalid_argument)
   bool every_level = false;         ///< mark every module at every depth, not only the topmost
   /// Also record each aten operator and autograd function as a range named as torch names it
   /// (`aten::linear`, `AddmmBackward0`; a RecordFunction callback, removed with the instrumentation):
@@ -64,6 +64,12 @@ struct instrument_options {
   /// event. While it is installed torch.profiler cannot start on that thread, and instrument() throws
   /// std::logic_error when the thread already has a profiler state (torch.profiler running).
   bool memory = false;
+  /// Also make each marked module's backward a region, `<kind>_backward:<name>` (e.g.
+  /// `untuned_module_backward:encoder`; docs/design.md, rule 19): the autograd nodes made while the
+  /// module was the topmost open one, found by the sequence number torch gives each node and carries
+  /// into its backward RecordFunction, on whichever thread autograd runs them. Costs a RecordFunction
+  /// callback per autograd node in backward and a lock per topmost module call in forward.
+  bool backward = false;
 };
 
 /// One marked module.

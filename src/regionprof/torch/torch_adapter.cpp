@@ -1,6 +1,8 @@
 // The LibTorch adapter's one torch translation unit: discovery, TorchScript graph instrumentation,
 // eager Sequential wrapping, and the handle that undoes them.
+#include <ATen/SequenceNumber.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/custom_operator.h>
@@ -86,20 +88,28 @@ void on_function_end(const at::RecordFunction&, at::ObserverContext* context) {
   if (detail::open_depth() > depth) detail::unwind_to(depth);
 }
 
-/// A global RecordFunction callback, registered while at least one instrumentation uses it.
+/// A global RecordFunction callback, registered while at least one instrumentation uses it; `activate`
+/// (when given) is told true after it is registered and false after it is removed.
 class shared_callback {
  public:
-  explicit constexpr shared_callback(at::RecordFunctionCallback (*make)()) : make_(make) {}
+  explicit constexpr shared_callback(at::RecordFunctionCallback (*make)(), void (*activate)(bool) noexcept = nullptr)
+      : make_(make), activate_(activate) {}
 
   void acquire() {
     std::lock_guard lock(mutex_);
-    if (users_++ == 0) handle_ = at::addGlobalCallback(make_());
+    if (users_++ == 0) {
+      handle_ = at::addGlobalCallback(make_());
+      if (activate_ != nullptr) activate_(true);
+    }
   }
 
   void release() noexcept {
     try {
       std::lock_guard lock(mutex_);
-      if (--users_ == 0) at::removeCallback(handle_);
+      if (--users_ == 0) {
+        at::removeCallback(handle_);
+        if (activate_ != nullptr) activate_(false);
+      }
     } catch (...) {
       // Removing a callback cannot fail in practice; the destructor path must not throw.
     }
@@ -107,6 +117,7 @@ class shared_callback {
 
  private:
   at::RecordFunctionCallback (*make_)();
+  void (*activate_)(bool) noexcept;
   std::mutex mutex_;
   std::size_t users_ = 0;          // guarded by mutex_
   at::CallbackHandle handle_ = 0;  // guarded by mutex_
@@ -139,6 +150,106 @@ static_assert(memory_reporting::cpu == cpu_memory);
 int record_memory(std::int64_t bytes, std::int64_t total_allocated, std::int16_t device, std::uint8_t kind) {
   return record_memory_event(bytes, total_allocated, device, static_cast<memory_event_kind>(kind));
 }
+
+// ---- Backward regions (instrument_options::backward; docs/design.md, rule 19) ----------------------
+//
+// Forward: a thread's autograd sequence numbers only grow, and each node takes the next one when it is
+// created, so the thread keeps (the next sequence number, its topmost module slot) each time that slot
+// changes (region_stack's outermost listener): a node of sequence number n was made under the slot of
+// the last entry at or before n. Backward: each node's RecordFunction carries its sequence number and
+// its forward thread (node.h), so it belongs to that slot's backward region. One instance per run of
+// nodes of one slot on an autograd thread: it opens at the first such node, goes on through nodes with no
+// forward op (AccumulateGrad), and ends at a node of another slot, at a node made outside every module,
+// or when the backward pass ends (an engine final callback).
+namespace backward_tracking {
+
+constexpr std::int64_t unknown = -2;  // a node whose forward thread or sequence number was not seen
+constexpr std::size_t max_entries = std::size_t{1} << 16;  // per forward thread; the older half is dropped
+
+std::mutex entries_mutex;
+/// Forward thread (RecordFunction::currentThreadId) -> (first sequence number, slot), ascending.
+std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>>& entries() {
+  static auto* map = new std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>>;
+  return *map;  // guarded by entries_mutex; never destroyed (callbacks may run during exit)
+}
+
+void on_outermost(std::int64_t slot) noexcept {
+  try {
+    const auto next = static_cast<std::int64_t>(at::sequence_number::peek());
+    std::lock_guard lock(entries_mutex);
+    auto& list = entries()[at::RecordFunction::currentThreadId()];
+    if (!list.empty() && list.back().first == next) {
+      list.back().second = slot;  // the entry before made no node
+      return;
+    }
+    if (list.size() == max_entries) list.erase(list.begin(), list.begin() + max_entries / 2);
+    list.emplace_back(next, slot);
+  } catch (...) {
+    // Out of memory: the nodes of this stretch find the slot before it, or none.
+  }
+}
+
+std::int64_t slot_of(std::uint64_t forward_thread, std::int64_t sequence_nr) noexcept {
+  std::lock_guard lock(entries_mutex);
+  const auto found = entries().find(forward_thread);
+  if (found == entries().end()) return unknown;
+  const auto& list = found->second;
+  const auto after = std::upper_bound(list.begin(), list.end(), sequence_nr,
+                                      [](std::int64_t n, const auto& entry) { return n < entry.first; });
+  return after == list.begin() ? unknown : std::prev(after)->second;
+}
+
+/// An autograd thread's open instance. Each instance queues a final callback on its backward pass, which
+/// ends whatever the thread has open once every node has run (from whichever thread runs final callbacks;
+/// a pass that fails runs none, and its last instance ends at the next pass's first node of a module).
+struct open_instance {
+  std::int64_t slot = detail::no_slot;
+  nvtxRangeId_t range = 0;
+
+  void end() noexcept {
+    if (range != 0) nvtxDomainRangeEnd(regionprof::detail::domain(), range);
+    range = 0;
+    slot = detail::no_slot;
+  }
+};
+thread_local open_instance this_thread_instance;
+
+std::unique_ptr<at::ObserverContext> on_node(const at::RecordFunction& fn) {
+  const std::int64_t sequence_nr = fn.seqNr();
+  if (sequence_nr < 0) return nullptr;  // no forward op (AccumulateGrad): the open instance goes on
+  const std::int64_t slot = slot_of(fn.forwardThreadId(), sequence_nr);
+  open_instance& open = this_thread_instance;
+  if (slot == unknown || slot == open.slot) return nullptr;
+  open.end();
+  if (slot == detail::no_slot) return nullptr;
+  try {
+    const nvtxEventAttributes_t attributes = regionprof::detail::registered_attributes(
+        detail::backward_region(static_cast<detail::slot_id>(slot)).nvtx_handle());
+    open.range = nvtxDomainRangeStartEx(regionprof::detail::domain(), &attributes);
+    open.slot = slot;
+    open_instance* instance = &open;
+    ::torch::autograd::Engine::get_default_engine().queue_callback([instance] { instance->end(); });
+  } catch (...) {
+    // Out of memory, or no backward pass to queue on: the instance ends at the next node of another slot.
+  }
+  return nullptr;
+}
+
+}  // namespace backward_tracking
+
+/// The backward nodes' callback and the outermost listener, both while some instrumentation uses them.
+shared_callback backward_callback{
+    [] { return at::RecordFunctionCallback(&backward_tracking::on_node).scopes({at::RecordScope::BACKWARD_FUNCTION}); },
+    [](bool on) noexcept {
+      detail::set_outermost_listener(on ? &backward_tracking::on_outermost : nullptr);
+      if (on) return;
+      try {
+        std::lock_guard lock(backward_tracking::entries_mutex);
+        backward_tracking::entries().clear();
+      } catch (...) {
+        // std::mutex::lock failed: the entries stay until the next removal.
+      }
+    }};
 
 // ---- Discovery (shared by TorchScript and eager) -------------------------------------------------
 
@@ -431,6 +542,7 @@ struct instrumentation::state {
   std::optional<::torch::jit::Module> scripted;
   bool holds_unwind_callback = false;
   bool holds_op_ranges = false;  // instrument_options::ops
+  bool holds_backward = false;   // instrument_options::backward
   std::unique_ptr<memory_reporting::installation> memory;  // instrument_options::memory
 
   // Eager: bound modules (kept alive) and wrapped Sequential children.
@@ -465,13 +577,22 @@ struct instrumentation::state {
       op_range_callback.release();
       holds_op_ranges = false;
     }
+    if (holds_backward) {
+      backward_callback.release();
+      holds_backward = false;
+    }
     memory.reset();
   }
 
-  void acquire_op_ranges(const instrument_options& options) {
-    if (!options.ops) return;
-    op_range_callback.acquire();
-    holds_op_ranges = true;
+  void acquire_callbacks(const instrument_options& options) {
+    if (options.ops) {
+      op_range_callback.acquire();
+      holds_op_ranges = true;
+    }
+    if (options.backward) {
+      backward_callback.acquire();
+      holds_backward = true;
+    }
   }
 
   /// Throws std::logic_error when the calling thread already has a torch profiler state.
@@ -584,7 +705,7 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
   s->scripted = std::move(clone);
   unwind_callback.acquire();
   s->holds_unwind_callback = true;
-  s->acquire_op_ranges(options);
+  s->acquire_callbacks(options);
   s->install_memory_reporting(options);
   return instrumentation(std::move(s));
 }
@@ -619,7 +740,7 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
     }
   }
   s->regions = std::move(found.regions);
-  s->acquire_op_ranges(options);
+  s->acquire_callbacks(options);
   s->install_memory_reporting(options);
   return instrumentation(std::move(s));
 }
