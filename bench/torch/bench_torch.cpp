@@ -11,6 +11,10 @@
 #include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
 #include <torch/script.h>
 
 #include <algorithm>
@@ -204,5 +208,70 @@ void BM_TorchMLP_RegionCost(benchmark::State& state) {
   run_interleaved(state, m.tiny, handle.module(), m.tiny_input, 100, static_cast<double>(handle.regions().size()));
 }
 BENCHMARK(BM_TorchMLP_RegionCost)->Unit(benchmark::kMicrosecond);
+
+// A training step (forward, MSE loss, backward, SGD step, zero_grad) of an eager Sequential of five
+// Linear(256, 256) + ReLU pairs and a Linear(256, 10) head (11 regions), batch 32, one thread, the
+// capture recording. Per iteration three blocks of `block` steps in a rotating order: plain, instrumented
+// (module regions), instrumented with backward regions (docs/design.md, rule 19; instrument_options::
+// backward); each instrumentation is made before its block and removed after it (eager modules are
+// instrumented in place, and the backward callback is global). Reported: the medians of each block's
+// thread CPU time per step over the plain block of its iteration, `regions_over_plain` and
+// `backward_over_plain`, and `plain_us`.
+void BM_TorchTrain_Interleaved(benchmark::State& state) {
+  at::set_num_threads(1);
+  torch::manual_seed(0);
+  torch::nn::Sequential net;
+  for (int i = 0; i < 5; ++i) {
+    net->push_back(torch::nn::Linear(256, 256));
+    net->push_back(torch::nn::ReLU());
+  }
+  net->push_back(torch::nn::Linear(256, 10));
+  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(1e-3));
+  const torch::Tensor x = torch::randn({32, 256});
+  const torch::Tensor y = torch::randn({32, 10});
+  constexpr int block = 20;
+  const auto time_block = [&] {
+    const std::int64_t start = thread_cpu_ns();
+    for (int i = 0; i < block; ++i) {
+      const torch::Tensor loss = (net->forward(x) - y).pow(2).mean();
+      loss.backward();
+      optimizer.step();
+      optimizer.zero_grad();
+    }
+    return static_cast<double>(thread_cpu_ns() - start) / block;
+  };
+  const auto instrumented_block = [&](bool backward) {
+    auto handle = regionprof::torch::instrument(*net, {.backward = backward});
+    const double ns = time_block();
+    handle.remove();
+    return ns;
+  };
+  for (int i = 0; i < 3; ++i) {  // warm-up: allocator, first-touch
+    time_block();
+    instrumented_block(false);
+    instrumented_block(true);
+  }
+  regionprof::capture_session capture;
+  std::vector<double> plain_ns;
+  std::vector<double> regions_ratio;
+  std::vector<double> backward_ratio;
+  int rotation = 0;
+  for (auto _ : state) {
+    double ns[3] = {};
+    for (int k = 0; k < 3; ++k) {
+      const int mode = (rotation + k) % 3;
+      ns[mode] = mode == 0 ? time_block() : instrumented_block(mode == 2);
+    }
+    rotation = (rotation + 1) % 3;
+    plain_ns.push_back(ns[0]);
+    regions_ratio.push_back(ns[1] / ns[0]);
+    backward_ratio.push_back(ns[2] / ns[0]);
+  }
+  (void)capture.stop();
+  state.counters["regions_over_plain"] = median(regions_ratio);
+  state.counters["backward_over_plain"] = median(backward_ratio);
+  state.counters["plain_us"] = median(plain_ns) / 1000.0;
+}
+BENCHMARK(BM_TorchTrain_Interleaved)->Unit(benchmark::kMillisecond)->Iterations(30);
 
 }  // namespace
