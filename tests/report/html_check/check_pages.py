@@ -4,7 +4,8 @@
 The pages come from the shared torch.profiler traces (REGIONPROF_TRACES_DIR, two ranks of one job) when
 present, else from tests/data/import/basic.json. Checks that each page's script ran without an error (it writes `regionprof-render-ok` into the
 report's p.rp-status, which --dump-dom shows), that Chromium logged no console error, and saves a screenshot of each page:
-OUT_DIR/report.png and OUT_DIR/diff.png. Exits 77 (ctest: skipped) when no Chromium is installed
+OUT_DIR/report.png and OUT_DIR/diff.png. A third page, the report of tests/data/import/torch2_memory.json (a real
+torch.profiler trace with memory events), must also show its memory over time as a step chart: OUT_DIR/memory.png. Exits 77 (ctest: skipped) when no Chromium is installed
 (Debian package `chromium`).
 
 usage: check_pages.py REGIONPROF_CLI DATA_DIR OUT_DIR
@@ -37,7 +38,7 @@ def chromium_binary():
     return None
 
 
-def load(chromium, page, screenshot):
+def load(chromium, page, screenshot, must_show=()):
     url = "file://" + os.path.abspath(page)
     common = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
               "--disable-extensions", "--enable-logging=stderr", "--v=0", "--window-size=1200,1800",
@@ -52,6 +53,9 @@ def load(chromium, page, screenshot):
              % (page, status.group(1) if status else None, dom.stdout[-2000:]))
     if 'data-rendered="' not in dom.stdout:
         fail("%s: the report's div[data-rendered] is missing" % page)
+    for text in must_show:
+        if text not in dom.stdout:
+            fail("%s: %r is not in the rendered page" % (page, text))
     console_errors = [line for line in dom.stderr.splitlines()
                       if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
     if console_errors:
@@ -109,6 +113,14 @@ def main():
 
     load(chromium, report, os.path.join(out_dir, "report.png"))
     load(chromium, diff, os.path.join(out_dir, "diff.png"))
+
+    memory_profile = os.path.join(out_dir, "html_check_memory.json")
+    run([cli, "analyze", "--region", "linear", "-o", memory_profile,
+         os.path.join(data_dir, "import", "torch2_memory.json")])
+    memory_report = os.path.join(out_dir, "memory.html")
+    run([cli, "report", "--format", "html", "-o", memory_report, memory_profile])
+    load(chromium, memory_report, os.path.join(out_dir, "memory.png"),
+         must_show=("<h2>Memory over time</h2>", '<svg class="chart step"', "region:linear: 0.000 to"))
     return 0
 
 
