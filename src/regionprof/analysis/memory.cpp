@@ -37,7 +37,8 @@ class max_tree {
     for (std::size_t i = n; i-- > 1;) values_[i] = std::max(values_[2 * i], values_[2 * i + 1]);
   }
 
-  /// The (time, total) samples at times in [start, end] ns, in time order: [first, last) of samples().
+  /// The indices [first, last) (for time() and total(), in time order) of the events at times in
+  /// [start, end] ns.
   std::pair<std::size_t, std::size_t> range(std::int64_t start, std::int64_t end) const noexcept {
     return {static_cast<std::size_t>(std::lower_bound(times_.begin(), times_.end(), start) - times_.begin()),
             static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), end) - times_.begin())};
@@ -75,13 +76,18 @@ memory_series series_of(memory_device device, const max_tree& tree, std::size_t 
     return series;
   }
   constexpr std::size_t buckets = memory_timeline::max_memory_samples / 4;
-  const double per_ns = static_cast<double>(buckets) / (static_cast<double>(end - start) + 1.0);
+  // In doubles: a sample's bucket, floor(buckets * (time - start) / (end - start + 1)), in [0, buckets).
+  const double per_ns = static_cast<double>(buckets) / (static_cast<double>(end) - static_cast<double>(start) + 1.0);
+  const auto bucket_of = [&](std::size_t i) {
+    const double at = (static_cast<double>(tree.time(i)) - static_cast<double>(start)) * per_ns;
+    return std::min(static_cast<std::size_t>(std::max(at, 0.0)), buckets - 1);
+  };
   for (std::size_t i = first; i < last;) {
-    const auto bucket = static_cast<std::size_t>(static_cast<double>(tree.time(i) - start) * per_ns);
+    const std::size_t bucket = bucket_of(i);
     std::size_t low = i;
     std::size_t high = i;
     std::size_t j = i;
-    for (; j < last && static_cast<std::size_t>(static_cast<double>(tree.time(j) - start) * per_ns) == bucket; ++j) {
+    for (; j < last && bucket_of(j) == bucket; ++j) {
       if (tree.total(j) < tree.total(low)) low = j;
       if (tree.total(j) > tree.total(high)) high = j;
     }
