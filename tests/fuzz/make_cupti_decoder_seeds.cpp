@@ -18,6 +18,8 @@ using namespace regionprof::collect;
 using regionprof::test::api_call;
 using regionprof::test::kernel;
 using regionprof::test::memcpy_op;
+using regionprof::test::memory_op;
+using regionprof::test::memory_pool_op;
 using regionprof::test::memset_op;
 using regionprof::test::overhead;
 using regionprof::test::record_buffer;
@@ -81,6 +83,18 @@ int main(int argc, char** argv) {
                  .add(tagged_kernel(4, 0, 0, 3))
                  .add(name),
              folder + "/overhead_untimed_skipped.bin") &&
+       ok;
+  // Allocations, frees and memory pools (docs/design.md, rule 21): a cudaMalloc with its MEMORY2 record,
+  // a pool created by cudaMemPoolCreate and trimmed by cudaMemPoolTrimTo, and a free whose call is missing.
+  ok = write(record_buffer()
+                 .add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 11, 100, 200))
+                 .add(memory_op(11, 150, 1 << 20))
+                 .add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolCreate_v11020, 12, 300, 400))
+                 .add(memory_pool_op(12, 350, CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED))
+                 .add(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020, 13, 500, 600))
+                 .add(memory_pool_op(13, 700, CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED))
+                 .add(memory_op(14, 800, 1 << 20, true)),
+             folder + "/memory.bin") &&
        ok;
   return ok ? 0 : 1;
 }
