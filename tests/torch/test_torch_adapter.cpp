@@ -764,25 +764,40 @@ BOOST_AUTO_TEST_CASE(memory_reporting_is_one_per_thread) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+namespace {
+
+/// Trains `net` (an 8-wide input, batch 4, the mean of the squared output as loss, SGD) for `steps` steps
+/// under a step profiler with `schedule`, and returns the last profile it completed; checks that no cycle
+/// is left unfinished.
+std::optional<regionprof::Profile> train_under_step_profiler(torch::nn::Sequential& net,
+                                                             const rt::instrumentation& handle,
+                                                             regionprof::step_schedule schedule, int steps) {
+  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.01));
+  regionprof::profile_options options;
+  options.module_types = handle.module_types();
+  regionprof::step_profiler profiler(options, schedule);
+  std::optional<regionprof::Profile> cycle;
+  for (int step = 0; step < steps; ++step) {
+    const torch::Tensor loss = net->forward(torch::randn({4, 8})).pow(2).mean();
+    loss.backward();
+    optimizer.step();
+    optimizer.zero_grad();
+    if (auto done = profiler.step()) cycle = std::move(done);
+  }
+  BOOST_TEST(!profiler.finish());
+  return cycle;
+}
+
+}  // namespace
+
 // A LibTorch training loop under the step profiler: each scheduled step a run, the instrumented modules'
 // forward regions in each; backward, optimizer step and zero_grad are the runs' residual.
 BOOST_AUTO_TEST_CASE(a_training_loop_under_the_step_profiler) {
   torch::manual_seed(7);
   torch::nn::Sequential net(torch::nn::Linear(8, 16), torch::nn::ReLU(), torch::nn::Linear(16, 1));
   auto handle = rt::instrument(*net);
-  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.01));
-  regionprof::profile_options options;
-  options.module_types = handle.module_types();
-  regionprof::step_profiler steps(options, regionprof::step_schedule{.wait = 1, .warmup = 1, .active = 3});
-  std::optional<regionprof::Profile> cycle;
-  for (int step = 0; step < 6; ++step) {
-    const torch::Tensor loss = net->forward(torch::randn({4, 8})).pow(2).mean();
-    loss.backward();
-    optimizer.step();
-    optimizer.zero_grad();
-    if (auto done = steps.step()) cycle = std::move(done);
-  }
-  BOOST_TEST(!steps.finish());
+  const std::optional<regionprof::Profile> cycle =
+      train_under_step_profiler(net, handle, regionprof::step_schedule{.wait = 1, .warmup = 1, .active = 3}, 6);
   BOOST_REQUIRE(cycle);
   const std::map<std::string, std::uint64_t> expected{
       {"untuned_module:0", 1}, {"untuned_module:1", 1}, {"untuned_module:2", 1}};
@@ -835,18 +850,8 @@ BOOST_AUTO_TEST_CASE(backward_time_lands_in_the_modules_backward_region) {
   torch::manual_seed(7);
   torch::nn::Sequential net(torch::nn::Linear(8, 16), Busy(), torch::nn::Linear(16, 1));
   auto handle = rt::instrument(*net, {.backward = true});
-  torch::optim::SGD optimizer(net->parameters(), torch::optim::SGDOptions(0.01));
-  regionprof::profile_options options;
-  options.module_types = handle.module_types();
-  regionprof::step_profiler steps(options, regionprof::step_schedule{.wait = 0, .warmup = 1, .active = 5});
-  std::optional<regionprof::Profile> cycle;
-  for (int step = 0; step < 6; ++step) {
-    const torch::Tensor loss = net->forward(torch::randn({4, 8})).pow(2).mean();
-    loss.backward();
-    optimizer.step();
-    optimizer.zero_grad();
-    if (auto done = steps.step()) cycle = std::move(done);
-  }
+  const std::optional<regionprof::Profile> cycle =
+      train_under_step_profiler(net, handle, regionprof::step_schedule{.wait = 0, .warmup = 1, .active = 5}, 6);
   BOOST_REQUIRE(cycle);
   const std::map<std::string, std::uint64_t> expected{
       {"untuned_module:0", 1},          {"untuned_module:1", 1},          {"untuned_module:2", 1},
@@ -873,10 +878,9 @@ BOOST_AUTO_TEST_CASE(backward_time_lands_in_the_modules_backward_region) {
   BOOST_TEST(best.at("untuned_module_backward:2") < wait_ns / 10);
   BOOST_TEST(best.at("untuned_module:1") < wait_ns / 10);
   handle.remove();
-  // Removed: the next step has no backward region.
-  regionprof::step_profiler after(options, regionprof::step_schedule{.wait = 0, .warmup = 0, .active = 1});
-  net->forward(torch::randn({4, 8})).pow(2).mean().backward();
-  const std::optional<regionprof::Profile> plain = after.step();
+  // Removed: the next step has no region, forward or backward.
+  const std::optional<regionprof::Profile> plain =
+      train_under_step_profiler(net, handle, regionprof::step_schedule{.wait = 0, .warmup = 0, .active = 1}, 1);
   BOOST_REQUIRE(plain);
   BOOST_TEST(calls_per_run(*plain).at(0).empty());
 }

@@ -374,40 +374,46 @@ void activity_decoder::append_to(trace& out, const clock_map& clock, const std::
     }
   }
 
-  // Memory pools created, trimmed and destroyed (docs/design.md, rule 21): a zero-length range under the
-  // API call, at the record's time held within that call, so the region around the call owns it.
+  // An instant record of the call with `correlation` (rule 21): on the call's thread, at the record's own
+  // time held within the call, so it is owned as the call is; none (and `orphans` counts it) when the
+  // call was not recorded.
+  struct in_call {
+    thread_index thread = 0;
+    std::int64_t time = 0;
+  };
+  const auto place_in_call = [&](std::uint32_t correlation, std::uint64_t time,
+                                 std::uint64_t& orphans) -> std::optional<in_call> {
+    const auto found = caller.find(correlation);
+    if (found == caller.end()) {
+      ++orphans;
+      return std::nullopt;
+    }
+    const caller_call& call = found->second;
+    return in_call{call.thread, std::clamp(clock.to_monotonic(time), call.start, call.end)};
+  };
+
+  // Memory pools created, trimmed and destroyed: a zero-length range under the API call.
   if (!memory_pools_.empty()) {
     const domain_index pool_domain = out.domain("cuda_memory_pool");
     for (const synchronization& pool : memory_pools_) {
-      const auto found = caller.find(pool.correlation);
-      if (found == caller.end()) {
-        ++counts_.orphan_memory_pool_records;
-        continue;
-      }
-      const caller_call& call = found->second;
-      const std::int64_t time = std::clamp(clock.to_monotonic(pool.start), call.start, call.end);
-      out.intervals.push_back({time, time, out.strings.intern(memory_pool_name(pool.type)), call.thread, 0, pool_domain,
-                               interval_kind::range, 0});
+      const std::optional<in_call> at = place_in_call(pool.correlation, pool.start, counts_.orphan_memory_pool_records);
+      if (!at) continue;
+      out.intervals.push_back({at->time, at->time, out.strings.intern(memory_pool_name(pool.type)), at->thread, 0,
+                               pool_domain, interval_kind::range, 0});
     }
   }
 
-  // Allocations and frees (docs/design.md, rule 21): on the thread of their API call, at their time held
-  // within that call, so they are owned as that call is. CUPTI gives no device total.
+  // Allocations and frees: memory events. CUPTI gives no device total.
   out.memory_events.reserve(out.memory_events.size() + memory_.size());
   for (const memory_operation& memory : memory_) {
-    const auto found = caller.find(memory.correlation);
-    if (found == caller.end()) {
-      ++counts_.orphan_memory_records;
-      continue;
-    }
-    const caller_call& call = found->second;
-    const std::int64_t time = std::clamp(clock.to_monotonic(memory.start), call.start, call.end);
+    const std::optional<in_call> at = place_in_call(memory.correlation, memory.start, counts_.orphan_memory_records);
+    if (!at) continue;
     constexpr std::uint64_t most = std::numeric_limits<std::int64_t>::max();
     const auto bytes = static_cast<std::int64_t>(std::min<std::uint64_t>(memory.bytes, most));
-    out.memory_events.push_back({.time_ns = time,
+    out.memory_events.push_back({.time_ns = at->time,
                                  .bytes = memory.kind == memory_event_kind::free ? -bytes : bytes,
                                  .total_allocated = memory_event::no_total,
-                                 .thread = call.thread,
+                                 .thread = at->thread,
                                  .device = memory.device,
                                  .kind = memory.kind});
   }
