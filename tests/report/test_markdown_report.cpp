@@ -188,6 +188,13 @@ BOOST_AUTO_TEST_CASE(memory_section_shows_the_medians_per_device) {
   BOOST_TEST(total[1] == (row{"(run total)", "cuda:0", "512.25 KiB", "256 B", "1", "0.5", "3.00 MiB"}),
              boost::test_tools::per_element());
   BOOST_TEST(section.find("medians over all 2 runs") != std::string::npos);
+  // The charted run's peaks and the regions open then: cpu's at run 0's end (1,234,567 ns, the head's
+  // span's closed end), cuda:0's at its start (the encoder's).
+  BOOST_TEST(section.find("Peaks of the charted runs (the HTML report draws them over time):\n\n"
+                          "- run 0, cpu: peak 8.79 KiB at 1234.567 us, in `untuned_module:head`\n"
+                          "- run 0, cuda:0: peak 3.00 MiB at 0.000 us, in `aot_module:encoder`\n") !=
+                 std::string::npos,
+             section);
 
   // Units at their edges: one run, so each median is the run's figure.
   analysis_result edges = cpu_only_result();

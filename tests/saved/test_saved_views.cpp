@@ -228,7 +228,9 @@ BOOST_AUTO_TEST_CASE(terminal_table_lists_memory_per_region_and_device) {
                              "untuned_module:head  cuda:0          256 B         256 B           0.5             -\n"
                              "(residual)           cpu              50 B           0 B           0.5             -\n"
                              "(run total)          cpu          3.05 KiB      1.50 KiB             2      7.39 KiB\n"
-                             "(run total)          cuda:0     512.25 KiB         256 B             1      3.00 MiB\n"));
+                             "(run total)          cuda:0     512.25 KiB         256 B             1      3.00 MiB\n"
+                             "run 0, cpu: peak 8.79 KiB at 1234.567 us, in untuned_module:head\n"
+                             "run 0, cuda:0: peak 3.00 MiB at 0.000 us, in aot_module:encoder\n"));
   for (std::size_t at = plain.find('\n'); at != std::string::npos; at = plain.find('\n', at + 1)) {
     BOOST_TEST(plain[at - 1] != ' ');  // no trailing spaces
   }
@@ -273,8 +275,8 @@ BOOST_AUTO_TEST_CASE(html_memory_over_time_charts_each_device_of_the_charted_run
   const std::size_t begin = page.find("<h2>Memory over time</h2>");
   const std::string section = page.substr(begin, page.find("<h2>CPU time per run</h2>") - begin);
   BOOST_TEST(occurrences(section, "<svg class=\"chart step\"") == 2u);  // cpu, cuda:0
-  BOOST_TEST(section.find("<h3>Run 0, <code>cpu</code>: peak 8.79 KiB</h3>") <
-             section.find("<h3>Run 0, <code>cuda:0</code>: peak 3.00 MiB</h3>"));
+  BOOST_TEST(section.find("<h3>run 0, cpu: peak 8.79 KiB at 1234.567 us, in <code>untuned_module:head</code></h3>") <
+             section.find("<h3>run 0, cuda:0: peak 3.00 MiB at 0.000 us, in <code>aot_module:encoder</code></h3>"));
   // Two lanes: 10 + 160 + 8 + 2 x 12 + 22 px high.
   BOOST_TEST(contains(section, "<svg class=\"chart step\" viewBox=\"0 0 900.0 224.0\""));
   BOOST_TEST(contains(section, "points=\"70.00,170.00 70.00,170.00 70.00,90.00 880.00,90.00 880.00,10.00 "

@@ -146,6 +146,8 @@ std::string memory_timeline_charts(const analysis_result& result) {
                     "in the first run with such events and in the run with the highest peak; beneath it, the "
                     "topmost instances of the regions. Time since the run's marker started.</p>" +
                     legend(result);
+  const std::vector<report_detail::timeline_peak> peaks = report_detail::timeline_peaks(result);
+  std::size_t next_peak = 0;
   for (const memory_timeline& timeline : result.memory_timelines) {
     const run_result& run = result.runs.at(timeline.run);
     std::vector<html::chart_span> spans;
@@ -155,17 +157,20 @@ std::string memory_timeline_charts(const analysis_result& result) {
                        std::string(html::palette(span.region))});
     }
     for (const memory_series& series : timeline.series) {
+      if (series.samples.empty()) continue;
       std::vector<html::step_sample> samples;
-      std::int64_t peak = 0;
       for (const memory_sample& sample : series.samples) {
         const double bytes = static_cast<double>(sample.total_bytes);
         samples.push_back({ns_to_us(sample.offset_ns), bytes, report_detail::bytes_text(bytes)});
-        peak = std::max(peak, sample.total_bytes);
       }
-      out += "<h3>Run " + std::to_string(run.run_index) + ", <code>" + memory_device_key(series.device) +
-             "</code>: peak " + report_detail::bytes_text(static_cast<double>(peak)) + "</h3>";
+      const report_detail::timeline_peak& peak = peaks.at(next_peak++);  // this series' (timeline_peaks)
+      out += "<h3>" +
+             report_detail::timeline_peak_text(result, peak, [](std::string_view id) {
+               return "<code>" + html::escape(id) + "</code>";
+             }) +
+             "</h3>";
       out += html::step_chart_svg(samples, ns_to_us(run.cpu_time_ns), spans,
-                                  report_detail::bytes_text(static_cast<double>(peak)));
+                                  report_detail::bytes_text(static_cast<double>(peak.total_bytes)));
     }
     if (timeline.spans_left_out > 0) {
       out += "<p>" + std::to_string(timeline.spans_left_out) + " later region instances of run " +

@@ -224,6 +224,16 @@ void memory_section(std::string& out, const analysis_result& result, const std::
   }
   rows.render(out);
   out += report_detail::memory_medians_note(result.runs.size()) + " (`-`: none). 1 KiB = 1024 bytes.\n\n";
+  const std::vector<report_detail::timeline_peak> peaks = report_detail::timeline_peaks(result);
+  if (peaks.empty()) return;
+  out += "Peaks of the charted runs (the HTML report draws them over time):\n\n";
+  for (const report_detail::timeline_peak& peak : peaks) {
+    out += "- " +
+           report_detail::timeline_peak_text(result, peak,
+                                             [](std::string_view id) { return code(id, max_region_id_chars); }) +
+           "\n";
+  }
+  out += "\n";
 }
 
 void runs_section(std::string& out, const analysis_result& result, const std::function<void()>& spill) {

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "regionprof/json/microseconds.hpp"
+
 #ifndef REGIONPROF_VERSION
 #error "REGIONPROF_VERSION must be defined by the build (CMake PROJECT_VERSION)"
 #endif
@@ -325,6 +327,47 @@ std::string memory_medians_note(std::size_t runs) {
          " runs, a run without the region or without an event on the device counting as 0; the peak (the "
          "largest total allocated on the device while the region ran) is the median over the runs that have "
          "one";
+}
+
+std::vector<timeline_peak> timeline_peaks(const analysis_result& result) {
+  std::vector<timeline_peak> peaks;
+  for (const memory_timeline& timeline : result.memory_timelines) {
+    for (const memory_series& series : timeline.series) {
+      if (series.samples.empty()) continue;
+      const auto highest = std::max_element(series.samples.begin(), series.samples.end(),
+                                            [](const memory_sample& a, const memory_sample& b) {
+                                              return a.total_bytes < b.total_bytes;
+                                            });  // the first of equals
+      timeline_peak& peak = peaks.emplace_back();
+      peak.run = timeline.run;
+      peak.device = series.device;
+      peak.offset_ns = highest->offset_ns;
+      peak.total_bytes = highest->total_bytes;
+      for (const region_span& span : timeline.spans) {
+        if (span.start_offset_ns <= peak.offset_ns && peak.offset_ns <= span.end_offset_ns &&
+            std::find(peak.regions.begin(), peak.regions.end(), span.region) == peak.regions.end()) {
+          peak.regions.push_back(span.region);
+        }
+      }
+    }
+  }
+  return peaks;
+}
+
+std::string timeline_peak_text(const analysis_result& result, const timeline_peak& peak,
+                               const std::function<std::string(std::string_view)>& id) {
+  char at[64];
+  const auto at_end = std::to_chars(at, at + sizeof at, ns_to_us(peak.offset_ns), std::chars_format::fixed, 3).ptr;
+  std::string text = "run " + std::to_string(result.runs.at(peak.run).run_index) + ", " +
+                     memory_device_key(peak.device) + ": peak " +
+                     bytes_text(static_cast<double>(peak.total_bytes)) + " at " + std::string(at, at_end) + " us, ";
+  if (peak.regions.empty()) return text + "in no region";
+  text += "in ";
+  for (std::size_t i = 0; i < peak.regions.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += id(result.regions.at(peak.regions[i]).id);
+  }
+  return text;
 }
 
 std::optional<run_summary> summarize_runs(const analysis_result& result) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -181,5 +182,21 @@ std::string_view memory_owner_label(memory_owner owner) noexcept;
 
 /// What every memory view's medians mean, for `runs` runs (one sentence, without its full stop).
 std::string memory_medians_note(std::size_t runs);
+
+/// Where a charted run's device peaked (rule 21, analysis_result::memory_timelines): its first sample with
+/// the largest total, and the regions whose spans hold that instant (closed; in span order, each once).
+struct timeline_peak {
+  std::uint32_t run = 0;  ///< index into analysis_result::runs
+  memory_device device = cpu_memory;
+  std::int64_t offset_ns = 0;  ///< since the run's start
+  std::int64_t total_bytes = 0;
+  std::vector<std::uint32_t> regions;  ///< indices into analysis_result::regions; empty: in no region
+};
+/// One per charted run and device with samples, in the timelines' order.
+std::vector<timeline_peak> timeline_peaks(const analysis_result& result);
+/// `run 0, cpu: peak 1.13 MiB at 4991.006 us, in untuned_module_backward:0`; region ids are passed
+/// through `id` (code spans for Markdown, escaping for HTML), `in no region` when none holds it.
+std::string timeline_peak_text(const analysis_result& result, const timeline_peak& peak,
+                               const std::function<std::string(std::string_view)>& id);
 
 }  // namespace regionprof::report_detail

@@ -117,6 +117,11 @@ void append_memory(std::string& out, const analysis_result& result,
            pad(m.peak_allocated_bytes ? report_detail::bytes_text(*m.peak_allocated_bytes) : "-", number_width, true) +
            "\n";
   }
+  for (const report_detail::timeline_peak& peak : report_detail::timeline_peaks(result)) {
+    out += report_detail::timeline_peak_text(result, peak, [](std::string_view id) {
+      return report_detail::clean(id, 40);
+    }) + "\n";
+  }
 }
 
 }  // namespace
