@@ -12,9 +12,11 @@
 //                          wrapped); Block's forward carries REGIONPROF_MODULE_REGION(), and the
 //                          built-in embedding and head are called through regionprof::torch::call.
 // The report shows per run how the CPU time splits between the modules and the residual (the glue);
-// with --ops, also the aten operators each module ran ("Ops per region").
+// with --ops, also the aten operators each module ran ("Ops per region"). With --train each run is a
+// training step (forward, NLL loss against random targets, backward, SGD step, zero_grad) and each module's
+// backward is a region of its own (`untuned_module_backward:<path>`, instrument_options::backward).
 //
-// Usage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--runs N] [--batch N]
+// Usage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--train] [--runs N] [--batch N]
 // Prints the Markdown report.
 #include <torch/torch.h>
 
@@ -137,14 +139,15 @@ struct arguments {
   bool eager = false;
   bool every_level = false;
   bool ops = false;
+  bool train = false;
   std::size_t runs = 10;
   std::int64_t batch = 64;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
-               "torch_mlp: %s\nusage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--runs N] "
-               "[--batch N]\n",
+               "torch_mlp: %s\nusage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--train] "
+               "[--runs N] [--batch N]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -174,6 +177,8 @@ arguments parse_arguments(int argc, char** argv) {
       args.every_level = true;
     } else if (flag == "--ops") {
       args.ops = true;
+    } else if (flag == "--train") {
+      args.train = true;
     } else if (flag == "--runs") {
       args.runs = positive(flag, value());
     } else if (flag == "--batch") {
@@ -194,32 +199,47 @@ int main(int argc, char** argv) {
   try {
     torch::manual_seed(0);
     at::set_num_threads(1);  // one intra-op thread: steadier per-run times on a small, shared machine
-    const c10::InferenceMode inference;
+    std::optional<c10::InferenceMode> inference;  // inference: no autograd at all; training needs it
+    if (!args.train) inference.emplace();
     TinyLM eager;
     eager->eval();
-    torch::jit::Module scripted = scripted_tiny_lm(eager);
+    torch::jit::Module scripted = scripted_tiny_lm(eager);  // the same parameter tensors
     const torch::Tensor ids = torch::randint(0, vocabulary, {args.batch}, torch::kLong);
+    const torch::Tensor targets = torch::randint(0, vocabulary, {args.batch}, torch::kLong);
+    torch::optim::SGD optimizer(eager->parameters(), torch::optim::SGDOptions(1e-3));
 
     regionprof::torch::instrument_options instrument_options;
     instrument_options.every_level = args.every_level;
     instrument_options.ops = args.ops;
+    instrument_options.backward = args.train;
     regionprof::profile_options options;
     options.measured_runs = args.runs;
 
     torch::Tensor output;
+    // One run: a forward, or with --train a whole training step.
+    const auto run = [&](const auto& forward) {
+      output = forward();
+      if (!args.train) return;
+      torch::nll_loss(output, targets).backward();
+      optimizer.step();
+      optimizer.zero_grad();
+    };
     std::optional<regionprof::Profile> profile;
     if (args.eager) {
       auto handle = regionprof::torch::instrument(*eager, instrument_options);
       options.module_types = handle.module_types();
       options.target_type = "torch::nn::Module";
-      profile.emplace(regionprof::profile([&] { output = eager->forward(ids); }, options));
+      profile.emplace(regionprof::profile([&] { run([&] { return eager->forward(ids); }); }, options));
     } else {
       auto handle = regionprof::torch::instrument(scripted, instrument_options);
       options.module_types = handle.module_types();
       options.target_type = "torch::jit::Module";
-      profile.emplace(regionprof::profile([&] { output = handle.module().forward({ids}).toTensor(); }, options));
+      profile.emplace(
+          regionprof::profile([&] { run([&] { return handle.module().forward({ids}).toTensor(); }); }, options));
     }
     // Both variants compute the same function with the same weights.
+    const torch::NoGradGuard no_grad;
+    output = args.eager ? eager->forward(ids) : scripted.forward({ids}).toTensor();
     const torch::Tensor other = args.eager ? scripted.forward({ids}).toTensor() : eager->forward(ids);
     std::cout << regionprof::to_markdown(*profile);
     std::cout << "\nmax |eager - TorchScript| over the output: " << (output - other).abs().max().item<double>()
