@@ -189,7 +189,7 @@ void on_outermost(std::int64_t slot) noexcept {
   }
 }
 
-std::int64_t slot_of(std::uint64_t forward_thread, std::int64_t sequence_nr) noexcept {
+std::int64_t slot_of(std::uint64_t forward_thread, std::int64_t sequence_nr) {
   std::lock_guard lock(entries_mutex);
   const auto found = entries().find(forward_thread);
   if (found == entries().end()) return unknown;
@@ -202,6 +202,8 @@ std::int64_t slot_of(std::uint64_t forward_thread, std::int64_t sequence_nr) noe
 /// An autograd thread's open instance. Each instance queues a final callback on its backward pass, which
 /// ends whatever the thread has open once every node has run (from whichever thread runs final callbacks;
 /// a pass that fails runs none, and its last instance ends at the next pass's first node of a module).
+/// Two backward passes running at once on one device thread are not told apart: one's final callback
+/// may end the other's instance early.
 struct open_instance {
   std::int64_t slot = detail::no_slot;
   nvtxRangeId_t range = 0;
@@ -217,12 +219,12 @@ thread_local open_instance this_thread_instance;
 std::unique_ptr<at::ObserverContext> on_node(const at::RecordFunction& fn) {
   const std::int64_t sequence_nr = fn.seqNr();
   if (sequence_nr < 0) return nullptr;  // no forward op (AccumulateGrad): the open instance goes on
-  const std::int64_t slot = slot_of(fn.forwardThreadId(), sequence_nr);
   open_instance& open = this_thread_instance;
-  if (slot == unknown || slot == open.slot) return nullptr;
-  open.end();
-  if (slot == detail::no_slot) return nullptr;
   try {
+    const std::int64_t slot = slot_of(fn.forwardThreadId(), sequence_nr);
+    if (slot == unknown || slot == open.slot) return nullptr;
+    open.end();
+    if (slot == detail::no_slot) return nullptr;
     const nvtxEventAttributes_t attributes = regionprof::detail::registered_attributes(
         detail::backward_region(static_cast<detail::slot_id>(slot)).nvtx_handle());
     open.range = nvtxDomainRangeStartEx(regionprof::detail::domain(), &attributes);
@@ -230,7 +232,8 @@ std::unique_ptr<at::ObserverContext> on_node(const at::RecordFunction& fn) {
     open_instance* instance = &open;
     ::torch::autograd::Engine::get_default_engine().queue_callback([instance] { instance->end(); });
   } catch (...) {
-    // Out of memory, or no backward pass to queue on: the instance ends at the next node of another slot.
+    // A lock or allocation failed, or no backward pass to queue on: the node changes nothing, or the
+    // instance ends at the next node of another slot.
   }
   return nullptr;
 }
