@@ -109,8 +109,10 @@ class Profile:
         ``run_index``, ``region_id`` (a region id, ``"(residual)"`` or ``"(run total)"``, in that order within a run),
         ``device`` (``"cpu"``, ``"cuda:N"``), ``allocated_bytes``, ``freed_bytes``, ``allocations``, ``frees``
         (int64) and ``peak_allocated_bytes`` (nullable ``Int64``: ``<NA>`` where there is no peak); no row
-        for an owner without memory figures, so no rows without memory events). A job report's tables have
-        a ``rank`` column first, one block of rows per rank.
+        for an owner without memory figures, so no rows without memory events) or ``"memory_timeline"``
+        (``data["memory_timelines"]``: one row per sample of the charted runs, ``run_index``, ``device``,
+        ``offset_us`` since the run's start and ``total_bytes``; these columns and no row without device
+        totals). A job report's tables have a ``rank`` column first, one block of rows per rank.
 
         ```
         df = regionprof.load("profile.json").to_pandas()
@@ -133,6 +135,9 @@ class Profile:
                     for row in _TABLES[table](rank.get("profile", {}))]
         else:
             rows = _TABLES[table](data)
+        if table == "memory_timeline":  # its columns also when it has no row
+            columns = [*_MEMORY_TIMELINE_COLUMNS]
+            return pandas.DataFrame(rows, columns=["rank", *columns] if isinstance(self, JobProfile) else columns)
         return pandas.DataFrame(rows)
 
     def __repr__(self) -> str:
@@ -212,9 +217,20 @@ def _region_ops_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
             for entry in data.get("region_ops", []) for row in entry.get("rows", [])]
 
 
+#: The memory_timeline table's columns.
+_MEMORY_TIMELINE_COLUMNS = ("run_index", "device", "offset_us", "total_bytes")
+
+
+def _memory_timeline_table(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [dict(zip(_MEMORY_TIMELINE_COLUMNS, (timeline.get("run_index"), device, offset_us, total_bytes)))
+            for timeline in data.get("memory_timelines", [])
+            for device, samples in timeline.get("devices", {}).items() for offset_us, total_bytes in samples]
+
+
 _TABLES: Dict[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]] = {
     "regions": _regions_table, "summary": _summary_table, "runs": _runs_table, "tree": _tree_table,
-    "key_averages": _key_averages_table, "region_ops": _region_ops_table}
+    "key_averages": _key_averages_table, "region_ops": _region_ops_table,
+    "memory_timeline": _memory_timeline_table}
 #: Every table to_pandas makes: those of the JSON report's dict, and "memory", from the native rows.
 _TABLE_NAMES = (*_TABLES, "memory")
 

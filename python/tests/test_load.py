@@ -247,6 +247,31 @@ def test_to_pandas_memory_one_row_per_run_owner_and_device(tmp_path: Path) -> No
     assert isinstance(rows, pandas.DataFrame)
 
 
+def test_to_pandas_memory_timeline_one_row_per_sample(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    profile = dict(_MEMORY_PROFILE, memory_timelines=[
+        {"run_index": 0, "devices": {"cpu": [[0.0, 4500], [1234.567, 9000]], "cuda:0": [[0.0, 3145728]]},
+         "spans": [{"region_id": "aot_module:encoder", "start_us": 0.0, "end_us": 617.283}], "spans_left_out": 0}])
+    path = tmp_path / "timeline.json"
+    path.write_text(json.dumps(profile))
+    q = regionprof.load(path)
+    assert q.data["memory_timelines"] == profile["memory_timelines"]  # read back and written again
+    assert "Memory over time" in q.html()
+    # The cpu peak (1234.567 us) falls after the encoder's span (to 617.283 us); cuda:0's at its start.
+    assert "- run 0, cpu: peak 8.79 KiB at 1234.567 us, in no region\n" in q.markdown()
+    assert "- run 0, cuda:0: peak 3.00 MiB at 0.000 us, in `aot_module:encoder`\n" in q.markdown()
+    timeline = q.to_pandas("memory_timeline")
+    assert list(timeline.columns) == ["run_index", "device", "offset_us", "total_bytes"]
+    assert _rows(timeline) == [(0, "cpu", 0.0, 4500), (0, "cpu", 1234.567, 9000), (0, "cuda:0", 0.0, 3145728)]
+    job = regionprof.distributed.merge_texts([q.json(), q.json()], ["r0.json", "r1.json"])
+    assert list(job.to_pandas("memory_timeline").columns[:2]) == ["rank", "run_index"]
+    assert len(job.to_pandas("memory_timeline")) == 6
+    (tmp_path / "plain.json").write_text(json.dumps(_MEMORY_PROFILE))
+    none = regionprof.load(tmp_path / "plain.json").to_pandas("memory_timeline")
+    assert none.empty and list(none.columns) == ["run_index", "device", "offset_us", "total_bytes"]
+    assert isinstance(none, pandas.DataFrame)
+
+
 def test_to_pandas_memory_is_empty_without_memory_events(saved: tuple) -> None:
     pytest.importorskip("pandas")
     p, path = saved
