@@ -146,8 +146,6 @@ std::string memory_timeline_charts(const analysis_result& result) {
                     "in the first run with such events and in the run with the highest peak; beneath it, the "
                     "topmost instances of the regions. Time since the run's marker started.</p>" +
                     legend(result);
-  const std::vector<report_detail::timeline_peak> peaks = report_detail::timeline_peaks(result);
-  std::size_t next_peak = 0;
   for (const memory_timeline& timeline : result.memory_timelines) {
     const run_result& run = result.runs.at(timeline.run);
     std::vector<html::chart_span> spans;
@@ -163,7 +161,7 @@ std::string memory_timeline_charts(const analysis_result& result) {
         const double bytes = static_cast<double>(sample.total_bytes);
         samples.push_back({ns_to_us(sample.offset_ns), bytes, report_detail::bytes_text(bytes)});
       }
-      const report_detail::timeline_peak& peak = peaks.at(next_peak++);  // this series' (timeline_peaks)
+      const report_detail::timeline_peak peak = report_detail::peak_of(timeline, series);
       out += "<h3>" +
              report_detail::timeline_peak_text(result, peak, [](std::string_view id) {
                return "<code>" + html::escape(id) + "</code>";

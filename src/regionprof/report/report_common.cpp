@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <ctime>
 #include <iterator>
 #include <stdexcept>
 #include <utility>
@@ -329,26 +328,30 @@ std::string memory_medians_note(std::size_t runs) {
          "one";
 }
 
+timeline_peak peak_of(const memory_timeline& timeline, const memory_series& series) {
+  const auto highest = std::max_element(series.samples.begin(), series.samples.end(),
+                                        [](const memory_sample& a, const memory_sample& b) {
+                                          return a.total_bytes < b.total_bytes;
+                                        });  // the first of equals
+  timeline_peak peak{.run = timeline.run,
+                     .device = series.device,
+                     .offset_ns = highest->offset_ns,
+                     .total_bytes = highest->total_bytes,
+                     .regions = {}};
+  for (const region_span& span : timeline.spans) {
+    if (span.start_offset_ns <= peak.offset_ns && peak.offset_ns <= span.end_offset_ns &&
+        std::find(peak.regions.begin(), peak.regions.end(), span.region) == peak.regions.end()) {
+      peak.regions.push_back(span.region);
+    }
+  }
+  return peak;
+}
+
 std::vector<timeline_peak> timeline_peaks(const analysis_result& result) {
   std::vector<timeline_peak> peaks;
   for (const memory_timeline& timeline : result.memory_timelines) {
     for (const memory_series& series : timeline.series) {
-      if (series.samples.empty()) continue;
-      const auto highest = std::max_element(series.samples.begin(), series.samples.end(),
-                                            [](const memory_sample& a, const memory_sample& b) {
-                                              return a.total_bytes < b.total_bytes;
-                                            });  // the first of equals
-      timeline_peak& peak = peaks.emplace_back();
-      peak.run = timeline.run;
-      peak.device = series.device;
-      peak.offset_ns = highest->offset_ns;
-      peak.total_bytes = highest->total_bytes;
-      for (const region_span& span : timeline.spans) {
-        if (span.start_offset_ns <= peak.offset_ns && peak.offset_ns <= span.end_offset_ns &&
-            std::find(peak.regions.begin(), peak.regions.end(), span.region) == peak.regions.end()) {
-          peak.regions.push_back(span.region);
-        }
-      }
+      if (!series.samples.empty()) peaks.push_back(peak_of(timeline, series));
     }
   }
   return peaks;

@@ -192,6 +192,8 @@ struct timeline_peak {
   std::int64_t total_bytes = 0;
   std::vector<std::uint32_t> regions;  ///< indices into analysis_result::regions; empty: in no region
 };
+/// The peak of `series` (which has samples), a series of `timeline`.
+timeline_peak peak_of(const memory_timeline& timeline, const memory_series& series);
 /// One per charted run and device with samples, in the timelines' order.
 std::vector<timeline_peak> timeline_peaks(const analysis_result& result);
 /// `run 0, cpu: peak 1.13 MiB at 4991.006 us, in untuned_module_backward:0`; region ids are passed

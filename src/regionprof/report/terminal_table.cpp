@@ -83,17 +83,12 @@ void append_memory(std::string& out, const analysis_result& result,
   };
   std::vector<memory_line> lines;
   for (const report_detail::memory_view_row& row : report_detail::memory_view_rows(summaries, totals)) {
-    switch (row.owner) {
-      case report_detail::memory_owner::region:
-        lines.push_back({report_detail::clean(result.regions[row.region].id, 40),
-                         colours[row.region % std::size(colours)], row.medians});
-        break;
-      case report_detail::memory_owner::residual:
-        lines.push_back({std::string(report_detail::memory_owner_label(row.owner)), grey, row.medians});
-        break;
-      case report_detail::memory_owner::run_total:
-        lines.push_back({std::string(report_detail::memory_owner_label(row.owner)), bold, row.medians});
-        break;
+    if (row.owner == report_detail::memory_owner::region) {
+      lines.push_back({report_detail::clean(result.regions[row.region].id, 40),
+                       colours[row.region % std::size(colours)], row.medians});
+    } else {
+      lines.push_back({std::string(report_detail::memory_owner_label(row.owner)),
+                       row.owner == report_detail::memory_owner::residual ? grey : bold, row.medians});
     }
   }
   std::size_t name_width = std::string_view("region").size();
