@@ -207,13 +207,18 @@ void engine::add_memory_peaks() {
     }
     for (auto& [device, device_totals] : totals) trees.emplace_back(device, max_tree(std::move(device_totals)));
   }
+  // Raises `code`'s peak per device to the largest total in [start, end]; returns the largest over the
+  // devices, or nothing when no total falls in the span.
   const auto raise = [&](std::uint64_t code, std::int64_t start, std::int64_t end) {
+    std::optional<std::int64_t> largest;
     for (const auto& [device, tree] : trees) {
       std::int64_t peak = 0;
       if (!tree.max_in(start, end, peak)) continue;
       std::optional<std::int64_t>& at = memory_entry_of(code, device).figures.peak_allocated_bytes;
       at = std::max(at.value_or(peak), peak);
+      largest = std::max(largest.value_or(peak), peak);
     }
+    return largest;
   };
   for (const topmost_span& span : topmost_spans_) raise(aggregate_code(span.aggregate), span.start, span.end);
   // The charted runs: the first with a sample, and the one holding the highest peak (the first of equals).
@@ -223,15 +228,12 @@ void engine::add_memory_peaks() {
   std::int64_t highest_peak = 0;
   for (std::size_t r = 0; r < runs_.size(); ++r) {
     const run_state& run = runs_[run_index::at(r)];
-    raise(run_peak_code(run_index::at(r)), run.start, run.end);
-    for (const auto& [device, tree] : trees) {
-      std::int64_t peak = 0;
-      if (!tree.max_in(run.start, run.end, peak)) continue;
-      if (first_charted == none) first_charted = r;
-      if (highest == none || peak > highest_peak) {
-        highest = r;
-        highest_peak = peak;
-      }
+    const std::optional<std::int64_t> peak = raise(run_peak_code(run_index::at(r)), run.start, run.end);
+    if (!peak) continue;
+    if (first_charted == none) first_charted = r;
+    if (highest == none || *peak > highest_peak) {
+      highest = r;
+      highest_peak = *peak;
     }
   }
   for (std::size_t r : {first_charted, highest}) {
