@@ -22,7 +22,7 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
         "regionprof.torch needs PyTorch, which is not installed: pip install 'regionprof[torch]' (or torch)"
     ) from _error
 
-from regionprof import _keywords, _native, _steps, _torch_ops
+from regionprof import _keywords, _native, _steps, _torch_compiled, _torch_ops
 from regionprof._api import Profile, _check_bool, _run_native
 
 if TYPE_CHECKING:
@@ -48,8 +48,12 @@ class ModuleRegion:
     methods: Tuple[str, ...] = ()
     #: "torch.compile", "compile()" (in place) or "" (eager): see discover().
     compiled: str = ""
-    #: Paths of the modules that run inside this compiled module's code (no regions of their own).
+    #: Paths of the modules that run inside this compiled module's code.
     compiled_in: Tuple[str, ...] = ()
+    #: What opens the region: "call" (the module's call), "kernels" (a module inside compiled code: the
+    #: compiled kernels that came from it, docs/design.md rule 22) or "unmapped_kernels" (a compiled object
+    #: itself, whose modules are regions: the kernels of its code not traced to one of them).
+    opened_by: str = "call"
 
 
 @dataclass
@@ -190,18 +194,22 @@ def _tuned_names(tuned: Optional[Mapping[str, str]]) -> Dict[str, str]:
     return dict(tuned)
 
 
-def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: bool = False) -> List[ModuleRegion]:
+def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: bool = False,
+             compiled_modules: bool = True) -> List[ModuleRegion]:
     """The modules profile() marks, parents first, with their region ids.
 
     ``tuned`` maps a module path to its region name (``""`` is ``obj`` itself): those are
     ``aot_module:<name>``; modules wrapped by AITune's ``aitune.torch.Module`` are tuned too, named as
     AITune names them; the topmost other modules are ``untuned_module:<path>``; a subtree holding
     a tuned module is descended into. ``nn.ModuleList`` / ``nn.ModuleDict`` are looked through
-    (``blocks.0``). ``every_level`` marks every module. A compiled module (``torch.compile(m)`` or
-    ``m.compile()``) is one region: the modules inside it run in its compiled code and are listed in
-    ``ModuleRegion.compiled_in``; a compiled root is ``untuned_module:<class name>``. Raises ValueError
-    for a tuned path that does not exist or lies inside a compiled module, TypeError for a ``tuned`` that
-    is not a mapping of str to str.
+    (``blocks.0``). ``every_level`` marks every module. The modules inside a compiled module
+    (``torch.compile(m)`` or ``m.compile()``) run in its compiled code and are listed in
+    ``ModuleRegion.compiled_in``. With ``compiled_modules`` (default) they are marked as eager modules
+    are, their regions made of the compiled kernels that came from them (``opened_by="kernels"``,
+    docs/design.md rule 22), and a compiled root is ``untuned_module:<class name>`` holding only the kernels
+    not traced to one of them (``opened_by="unmapped_kernels"``); without, a compiled module is one region
+    and a compiled root is that region. Raises ValueError for a tuned path that does not exist or lies
+    inside a compiled module, TypeError for a ``tuned`` that is not a mapping of str to str.
 
     ```
     [r.region_id for r in regionprof.torch.discover(model, {"encoder": "encoder_trt"})]
@@ -265,36 +273,43 @@ def discover(obj: Any, tuned: Optional[Mapping[str, str]] = None, every_level: b
 
     marked: List[ModuleRegion] = []
 
-    def mark(node: _Node) -> None:
+    def mark(node: _Node, opened_by: str = "call") -> None:
         original = _unwrapped(_original(node.module))
         if node.path in tuned:
             kind, name = "aot_module", tuned[node.path] or node.path
         else:
             kind, name = "untuned_module", node.path or type(original).__name__
-        methods = () if node.compiled else _user_methods(original)
+        methods = () if node.compiled or opened_by != "call" else _user_methods(original)
         marked.append(ModuleRegion(node.path, f"{kind}:{name}", kind, _type_name(type(original)), node.module,
-                                   methods, node.compiled, tuple(compiled_in.get(id(node), ()))))
+                                   methods, node.compiled, tuple(compiled_in.get(id(node), ())), opened_by))
 
-    def walk(node: _Node, is_root: bool) -> None:
-        if node.compiled:
+    def walk(node: _Node, is_root: bool, inside: bool) -> None:
+        if node.compiled and not inside and not compiled_modules:
             mark(node)  # the compiled call is the region; what runs inside it is not instrumented
             return
+        if node.compiled and not inside and is_root:
+            mark(node, "unmapped_kernels")
+            for child in node.children:
+                walk(child, False, True)
+            return
+        opened_by = "kernels" if inside else "call"
+        inside = inside or bool(node.compiled)
         descend = True
         if node.callable and (not is_root or node.path in tuned):
             if every_level:
-                mark(node)
+                mark(node, opened_by)
             elif node.path in tuned or not holds_tuned[id(node)]:
-                mark(node)
+                mark(node, opened_by)
                 descend = False
         if descend:
             for child in node.children:
-                walk(child, False)
+                walk(child, False, inside)
 
     if root is not None:
-        walk(root, True)
+        walk(root, True, False)
     else:
         for node in top:
-            walk(node, False)
+            walk(node, False, False)
     marked_ids = {id(_unwrapped(r.module)) for r in marked}
     marked_ids |= {id(_unwrapped(node.module)) for node in nodes if id(node) in inside_compiled}
     for name, wrapper in {w[0]: w[1] for w in aitune.values()}.items():  # AITune's: also outside obj's tree
@@ -428,9 +443,18 @@ class _Instrumentation:
     def __init__(self, regions: Sequence[ModuleRegion], backward: bool = False) -> None:
         self._installed: List[Tuple[Dict[str, Any], str, Any]] = []  # (instance __dict__, key, previous)
         self.module_types: Dict[str, str] = {}
+        #: Module path -> its region's handle, for the regions not opened by a call (ModuleRegion.opened_by).
+        self.kernel_regions: Dict[str, int] = {}
+        #: The compiled modules whose calls mark the thread as running them (_torch_compiled.in_frame).
+        self.framed: List[str] = []
         try:
             for r in regions:
                 kind, name = r.region_id.split(":", 1)
+                handle = _native.register_region(kind, name)
+                self.module_types[r.region_id] = r.module_type
+                if r.opened_by == "kernels":
+                    self.kernel_regions[r.path] = handle  # compiled code: no call of its own, no backward
+                    continue
                 module = _unwrapped(r.module)
                 attributes = _instance_dict(module)
                 previous = attributes.get(_CALL_SLOT, _MISSING)
@@ -438,8 +462,15 @@ class _Instrumentation:
                 if backward:
                     call = _tracking_backward(call, _native.register_region(f"{kind}_backward", name))
                     self.module_types[f"{kind}_backward:{name}"] = r.module_type
-                self._install(attributes, _CALL_SLOT, _native.RegionWrapper(_native.register_region(kind, name), call))
-                self.module_types[r.region_id] = r.module_type
+                if r.opened_by == "unmapped_kernels":
+                    self.kernel_regions[r.path] = handle
+                    if backward:
+                        self._install(attributes, _CALL_SLOT, call)  # its compiled backward: not mapped
+                    continue
+                if r.compiled and any(k.opened_by == "kernels" and k.path.startswith(r.path + ".") for k in regions):
+                    call = _torch_compiled.in_frame(r.path, call)  # its graph may be its class's (regional)
+                    self.framed.append(r.path)
+                self._install(attributes, _CALL_SLOT, _native.RegionWrapper(handle, call))
                 for method in r.methods:
                     handle = _native.register_region(kind, f"{name}.{method}")
                     self._install(attributes, method, _native.RegionWrapper(handle, getattr(module, method)))
@@ -471,19 +502,111 @@ def _split_input(input_data: Any) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
     return (input_data,), {}
 
 
-def _compiled_warnings(regions: Sequence[ModuleRegion]) -> List[Tuple[str, str]]:
-    """One COMPILED_MODULES warning per compiled region with modules inside it."""
+def _compiled_how(r: ModuleRegion) -> str:
+    return "torch.compile(module)" if r.compiled == "torch.compile" else "module.compile()"
+
+
+def _outermost_compiled(regions: Sequence[ModuleRegion]) -> List[ModuleRegion]:
+    return [r for r in regions if r.compiled and r.opened_by != "kernels"]
+
+
+def _compiled_warnings(regions: Sequence[ModuleRegion], earlier: bool = False) -> List[Tuple[str, str]]:
+    """Without compiled_modules: one COMPILED_MODULES warning per compiled region with modules inside it
+    (``earlier``: it was compiled before the profile began, which is why)."""
     found: List[Tuple[str, str]] = []
-    for r in regions:
+    for r in _outermost_compiled(regions):
         if not r.compiled_in:
             continue
         shown = ", ".join(r.compiled_in[:8]) + (", ..." if len(r.compiled_in) > 8 else "")
-        how = "torch.compile(module)" if r.compiled == "torch.compile" else "module.compile()"
+        if earlier:
+            fix = ("It was compiled before the profile began, so its kernels carry no provenance: let its first call "
+                   "(the compile) run inside the profile to have them counted for the modules they came from.")
+        else:
+            fix = ("Compile blocks separately (regional compilation) for a region per top-level block (deeper: "
+                   "every_level=True), or leave compiled_modules on.")
         found.append(("COMPILED_MODULES",
-                      f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} ({how}) and are "
-                      f"not regions of their own: {r.region_id} owns their time ({shown}). Compile blocks "
-                      "separately (regional compilation) for a region per top-level block (deeper: every_level=True)."))
+                      f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} ({_compiled_how(r)}) "
+                      f"and are not regions of their own: {r.region_id} owns their time ({shown}). {fix}"))
     return found
+
+
+def _compiled_findings(regions: Sequence[ModuleRegion], tracked: _torch_compiled.tracking,
+                       backward: bool) -> List[Tuple[str, str]]:
+    """With compiled_modules: one COMPILED_MODULES warning per compiled module whose code held what could
+    not be counted for a module inside it (docs/design.md, rule 22), saying where that time is."""
+    found: List[Tuple[str, str]] = []
+    for r in _outermost_compiled(regions):
+        seen = tracked.seen.get(r.path)
+        if seen is None or not r.compiled_in:
+            continue
+        kind, name = r.region_id.split(":", 1)
+        holder = f"in {r.region_id}" if r.opened_by == "call" or seen.graphs else "in the runs' residual"
+        parts: List[str] = []
+        if seen.graphs == seen.backward_graphs:
+            parts.append(f"no forward graph of its compiled code was traced, so its time is {holder}: let its "
+                         "first call (the compile) run inside the profile")
+        elif seen.unmapped:
+            shown = ", ".join(seen.unmapped[:6]) + (", ..." if len(seen.unmapped) > 6 else "")
+            parts.append(f"{len(seen.unmapped)} of its {len(seen.unmapped) + seen.mapped} forward kernels could not "
+                         f"be traced to one module inside it ({shown}); their time is in {r.region_id}")
+        if seen.backward_graphs:
+            where = f"{kind}_backward:{name}" if backward else "the runs' residual"
+            parts.append(f"its compiled backward ({seen.backward_graphs} graph(s)) is not traced to modules, torch's "
+                         f"inductor keeping no provenance for backward graphs: its time is in {where}")
+        if parts:
+            found.append(("COMPILED_MODULES",
+                          f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} "
+                          f"({_compiled_how(r)}) and are regions made of the kernels traced to them; "
+                          + "; ".join(parts) + "."))
+    return found
+
+
+def _modules_by_path(obj: Any) -> Dict[str, nn.Module]:
+    """Every module of ``obj`` by path, compiled modules' insides included (each as the module itself,
+    not a torch.compile or AITune wrapper)."""
+    root, top = _tree(obj)
+    found: Dict[str, nn.Module] = {}
+
+    def walk(node: _Node) -> None:
+        found.setdefault(node.path, _unwrapped(_original(node.module)))
+        for child in node.children:
+            walk(child)
+
+    for node in ([root] if root is not None else top):
+        walk(node)
+    return found
+
+
+def _discover_compiled(obj: Any, tuned: Optional[Mapping[str, str]], every_level: bool,
+                       compiled_modules: bool) -> Tuple[List[ModuleRegion], List[Tuple[str, str]]]:
+    """discover() for a profile: with ``compiled_modules``, the modules inside compiled code are regions
+    unless this torch lacks what that needs, or a compiled module was compiled before the profile began
+    (no provenance: one region each then, and a warning says why). Also the warnings known before the run."""
+    regions = discover(obj, tuned, every_level, compiled_modules)
+    compiled = _outermost_compiled(regions)
+    if not compiled_modules or not compiled:
+        return regions, _compiled_warnings(regions)
+    if _torch_compiled.available():
+        earlier = [r for r in compiled if _torch_compiled.compiled_earlier(_unwrapped(_original(r.module)))]
+        if not earlier:
+            return regions, []
+    else:
+        earlier = []
+    regions = discover(obj, tuned, every_level, False)
+    return regions, _compiled_warnings(regions, earlier=bool(earlier))
+
+
+def _compiled_tracking(obj: Any, regions: Sequence[ModuleRegion], instrumentation: "_Instrumentation",
+                       ops: bool) -> Optional[_torch_compiled.tracking]:
+    """The tracking of compiled kernels for a profile's block, when its regions hold modules inside
+    compiled code; None otherwise."""
+    if not any(r.opened_by != "call" for r in regions):
+        return None
+    compiled = {r.path: instrumentation.kernel_regions.get(r.path) if r.opened_by == "unmapped_kernels" else None
+                for r in _outermost_compiled(regions)}
+    opened = {r.path: (instrumentation.kernel_regions[r.path], False) if r.opened_by == "kernels" else (0, True)
+              for r in regions if r.opened_by != "unmapped_kernels"}
+    return _torch_compiled.tracking(_modules_by_path(obj), opened, compiled, instrumentation.framed, ops)
 
 
 @_keywords.takes("profile", exclude=("regions",))
@@ -496,6 +619,7 @@ def profile(
     every_level: bool = False,
     ops: bool = False,
     memory: bool = False,
+    compiled_modules: bool = True,
     **options: "Unpack[ProfileOptions]",
 ) -> Profile:
     """Profiles a torch model (or an object holding modules), every discovered module a region.
@@ -535,6 +659,7 @@ def profile(
     _check_bool("every_level", every_level)
     _check_bool("ops", ops)
     _check_bool("memory", memory)
+    _check_bool("compiled_modules", compiled_modules)
     _keywords.check("regionprof.torch.profile", "profile", options, exclude=("regions",))
     if inference_function is not None and not callable(inference_function):
         raise TypeError(f"inference_function must be callable, not {type(inference_function).__name__}")
@@ -543,8 +668,7 @@ def profile(
     if not callable(target):
         raise TypeError(f"regionprof.torch.profile: {type(target).__name__} object is not callable "
                         "(pass inference_function)")
-    regions = discover(obj, tuned, every_level)
-    warnings = _compiled_warnings(regions)
+    regions, warnings = _discover_compiled(obj, tuned, every_level, compiled_modules)
     if getattr(inference_function, "_torchdynamo_orig_callable", None) is not None:
         # A compiled inference_function runs every module inside its compiled code: none is touched.
         if regions:
@@ -560,11 +684,14 @@ def profile(
 
     instrumentation = _Instrumentation(regions)
     try:
-        with _torch_ops.op_ranges(ops) as op_warnings, _torch_ops.memory_events(memory):
+        tracked = _compiled_tracking(obj, regions, instrumentation, ops)
+        with _torch_ops.op_ranges(ops) as op_warnings, _torch_ops.memory_events(memory), \
+                tracked or contextlib.nullcontext():
             return _run_native(workload, dict(options), {
                 "target_type": _type_name(type(obj)),
                 "target_kind": "torch_module" if isinstance(obj, nn.Module) else "torch_object",
                 "warnings": warnings + op_warnings,
+                "warnings_at_finish": lambda: _compiled_findings(regions, tracked, False) if tracked else [],
                 "module_types": instrumentation.module_types,
                 "args_count": len(args),
                 "kwargs": list(kwargs),
@@ -608,11 +735,12 @@ class profiler(_steps.profiler):
     def __init__(self, obj: Any, *, schedule: Optional[_steps.schedule] = None,
                  on_cycle: Optional[Callable[[Profile], Any]] = None, tuned: Optional[Mapping[str, str]] = None,
                  every_level: bool = False, backward: bool = True, ops: bool = False, memory: bool = False,
-                 **options: "Unpack[StepOptions]") -> None:
+                 compiled_modules: bool = True, **options: "Unpack[StepOptions]") -> None:
         _check_bool("every_level", every_level)
         _check_bool("backward", backward)
         _check_bool("ops", ops)
         _check_bool("memory", memory)
+        _check_bool("compiled_modules", compiled_modules)
         _keywords.check(self._who, "steps", options, exclude=("regions",))
         super().__init__(schedule=schedule, on_cycle=on_cycle, **options)
         self._obj = obj
@@ -621,6 +749,9 @@ class profiler(_steps.profiler):
         self._backward = backward
         self._ops = ops
         self._memory = memory
+        self._compiled_modules = compiled_modules
+        self._regions: List[ModuleRegion] = []
+        self._tracked: Optional[_torch_compiled.tracking] = None
         self._ops_and_memory: Optional[contextlib.ExitStack] = None
         self._instrumentation: Optional[_Instrumentation] = None
         self._warnings: List[Tuple[str, str]] = []
@@ -629,16 +760,23 @@ class profiler(_steps.profiler):
         assert self._instrumentation is not None
         return {"target_type": _type_name(type(self._obj)),
                 "target_kind": "torch_module" if isinstance(self._obj, nn.Module) else "torch_object",
-                "warnings": self._warnings, "module_types": self._instrumentation.module_types}
+                "warnings": self._warnings, "warnings_at_finish": self._findings,
+                "module_types": self._instrumentation.module_types}
+
+    def _findings(self) -> List[Tuple[str, str]]:
+        return _compiled_findings(self._regions, self._tracked, self._backward) if self._tracked else []
 
     def __enter__(self) -> "profiler":
-        regions = discover(self._obj, self._tuned, self._every_level)
-        self._warnings = _compiled_warnings(regions)
-        self._instrumentation = _Instrumentation(regions, self._backward)
+        self._regions, self._warnings = _discover_compiled(self._obj, self._tuned, self._every_level,
+                                                           self._compiled_modules)
+        self._instrumentation = _Instrumentation(self._regions, self._backward)
         self._ops_and_memory = contextlib.ExitStack()
         try:
             self._warnings += self._ops_and_memory.enter_context(_torch_ops.op_ranges(self._ops))
             self._ops_and_memory.enter_context(_torch_ops.memory_events(self._memory))
+            self._tracked = _compiled_tracking(self._obj, self._regions, self._instrumentation, self._ops)
+            if self._tracked is not None:
+                self._ops_and_memory.enter_context(self._tracked)
             super().__enter__()
         except BaseException:
             self._ops_and_memory.close()

@@ -24,8 +24,10 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -133,9 +135,43 @@ std::optional<std::string> written_trace(const regionprof::profile_options& opti
   return std::filesystem::absolute(path).lexically_normal().string();
 }
 
+/// (code, message) pairs from Python as the capture's warnings; an unknown code is std::invalid_argument.
+std::vector<regionprof::warning> caller_warnings(const nb::handle& pairs) {
+  std::vector<regionprof::warning> found;
+  for (const auto& [code_text, message] : nb::cast<std::vector<std::pair<std::string, std::string>>>(pairs)) {
+    const auto code = regionprof::warning_code_from_string(code_text);
+    if (!code) throw std::invalid_argument("unknown warning code '" + code_text + "'");
+    found.push_back({*code, regionprof::warning_source::nvtx, message});
+  }
+  return found;
+}
+
+/// The caller's `warnings_at_finish()` (returning (code, message) pairs) as profile_options' function of
+/// that name: called with the GIL taken (finish runs with it released), never throwing (a Python error is
+/// reported as unraisable and adds nothing). The callable is released with the GIL held, whichever thread
+/// drops the last copy.
+std::function<std::vector<regionprof::warning>()> warnings_at_finish(nb::object callable) {
+  const std::shared_ptr<nb::object> held(new nb::object(std::move(callable)), [](nb::object* object) {
+    if (Py_IsInitialized() == 0) return;  // at exit: leaked rather than released without an interpreter
+    const nb::gil_scoped_acquire locked;
+    delete object;
+  });
+  return [held]() -> std::vector<regionprof::warning> {
+    const nb::gil_scoped_acquire locked;
+    try {
+      return caller_warnings((*held)());
+    } catch (nb::python_error& error) {
+      error.discard_as_unraisable("regionprof: warnings_at_finish");
+    } catch (const std::exception&) {  // a malformed result: nothing to add
+    }
+    return {};
+  };
+}
+
 /// The options of a profile from Python: `given`, the user's keyword options (`function`'s option table,
 /// checked there); `caller`, what the Python front-end knows of the target: target_type, target_kind,
-/// module_types, args_count, kwargs, uses_inference_function and warnings [(code, message)]. Checked as
+/// module_types, args_count, kwargs, uses_inference_function, warnings [(code, message)] and
+/// warnings_at_finish (a callable returning more of them as each profile finishes). Checked as
 /// a session checks them (`who` names the front-end); output paths prepared.
 regionprof::profile_options caller_options(std::string_view function, const char* who, nb::dict given, nb::dict caller) {
   regionprof::profile_options options = regionprof::python::options_from_python(function, given, {});
@@ -145,11 +181,9 @@ regionprof::profile_options caller_options(std::string_view function, const char
   options.uses_inference_function = caller_member<bool>(caller, "uses_inference_function", true);
   options.input = {caller_member<std::size_t>(caller, "args_count", 0),
                    caller_member<std::vector<std::string>>(caller, "kwargs", {})};
-  using code_and_message = std::vector<std::pair<std::string, std::string>>;
-  for (const auto& [code_text, message] : caller_member<code_and_message>(caller, "warnings", {})) {
-    const auto code = regionprof::warning_code_from_string(code_text);
-    if (!code) throw std::invalid_argument("unknown warning code '" + code_text + "'");
-    options.warnings.push_back({*code, regionprof::warning_source::nvtx, message});
+  if (caller.contains("warnings")) options.warnings = caller_warnings(caller["warnings"]);
+  if (caller.contains("warnings_at_finish")) {
+    options.warnings_at_finish = warnings_at_finish(caller["warnings_at_finish"]);
   }
   if (function == "profile") regionprof::validate_profile_options(options, who);
   return options;

@@ -1,5 +1,7 @@
-"""regionprof.torch.profile with compiled models (CPU inductor): torch.compile(model), model.compile() in
-place, regional compilation; no graph break and no recompilation from profiling.
+"""regionprof.torch.profile with models compiled before the profile began (CPU inductor): torch.compile(model),
+model.compile() in place, regional compilation; no graph break and no recompilation from profiling. Their
+kernels carry no provenance, so each compiled module is one region (test_torch_compiled_modules.py has the
+models compiled inside a profile, whose modules are regions).
 
 Compiling costs 20-25 s per model here, so the compiled models are built once per module and shared."""
 
@@ -99,8 +101,14 @@ def test_torch_compile_is_one_region_named_after_the_original(whole: Tuple[Net, 
     (message,) = compiled_warnings(p)
     assert message.startswith("6 module(s) run inside the compiled code of untuned_module:Net (torch.compile(module))")
     assert "a, a.fc, a.act, b, b.fc, b.act" in message
+    assert message.endswith("It was compiled before the profile began, so its kernels carry no provenance: let its "
+                            "first call (the compile) run inside the profile to have them counted for the modules "
+                            "they came from.")
     assert state(compiled) == before
-    assert [r.region_id for r in rtorch.discover(compiled, every_level=True)] == ["untuned_module:Net"]
+    assert [r.region_id for r in rtorch.discover(compiled, every_level=True, compiled_modules=False)] == [
+        "untuned_module:Net"]
+    assert [(r.region_id, r.opened_by) for r in rtorch.discover(compiled)] == [
+        ("untuned_module:Net", "unmapped_kernels"), ("untuned_module:a", "kernels"), ("untuned_module:b", "kernels")]
 
 
 def test_profiling_adds_no_graph_break_and_no_recompilation(whole: Tuple[Net, nn.Module], in_place: Net,
@@ -122,8 +130,11 @@ def test_compiled_child_is_its_path_and_its_modules_are_not_regions() -> None:
     net = Net().eval()
     net.a = torch.compile(net.a)  # an OptimizedModule inside an eager model
     warm(net)
-    marked = [r.region_id for r in rtorch.discover(net, every_level=True)]
+    marked = [r.region_id for r in rtorch.discover(net, every_level=True, compiled_modules=False)]
     assert marked == ["untuned_module:a", "untuned_module:b", "untuned_module:b.fc", "untuned_module:b.act"]
+    assert [(r.region_id, r.opened_by) for r in rtorch.discover(net, every_level=True)] == [
+        ("untuned_module:a", "call"), ("untuned_module:a.fc", "kernels"), ("untuned_module:a.act", "kernels"),
+        ("untuned_module:b", "call"), ("untuned_module:b.fc", "call"), ("untuned_module:b.act", "call")]
     p = rtorch.profile(net, X, measured_runs=1, every_level=True)
     assert region_ids(p) == ["untuned_module:a", "untuned_module:b"]  # b.fc, b.act: nested in b
     assert run_calls(p) == {"untuned_module:a": 1, "untuned_module:b": 1}
@@ -163,13 +174,13 @@ def test_regional_compilation_gives_a_region_per_block(regional: Net) -> None:
     p = rtorch.profile(regional, X, measured_runs=2)
     assert region_ids(p) == ["untuned_module:a", "untuned_module:b"]
     assert run_calls(p) == {"untuned_module:a": 1, "untuned_module:b": 1}
+    earlier = ("It was compiled before the profile began, so its kernels carry no provenance: let its first call "
+               "(the compile) run inside the profile to have them counted for the modules they came from.")
     assert compiled_warnings(p) == [
         "2 module(s) run inside the compiled code of untuned_module:a (module.compile()) and are not regions of "
-        "their own: untuned_module:a owns their time (a.fc, a.act). Compile blocks separately (regional "
-        "compilation) for a region per top-level block (deeper: every_level=True).",
+        f"their own: untuned_module:a owns their time (a.fc, a.act). {earlier}",
         "2 module(s) run inside the compiled code of untuned_module:b (module.compile()) and are not regions of "
-        "their own: untuned_module:b owns their time (b.fc, b.act). Compile blocks separately (regional "
-        "compilation) for a region per top-level block (deeper: every_level=True).",
+        f"their own: untuned_module:b owns their time (b.fc, b.act). {earlier}",
     ]
     assert state(regional) == before
     assert [m.__dict__["_compiled_call_impl"] for m in (regional.a, regional.b)] == impls

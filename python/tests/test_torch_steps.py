@@ -284,10 +284,11 @@ def test_a_transformers_training_loop(compiled: bool) -> None:
     assert len(data["runs"]) == 2
     ids = {r["id"] for r in data["regions"]}
     if compiled:
-        # The compiled model is one region and its compiled backward that region's backward.
-        assert {"untuned_module:BertForSequenceClassification",
+        # Its modules are regions made of the kernels traced to them (rule 22); its compiled backward, which
+        # inductor keeps no provenance for, is the compiled model's backward region.
+        assert {"untuned_module:bert", "untuned_module:classifier",
                 "untuned_module_backward:BertForSequenceClassification"} <= ids
-        assert any(w["code"] == "COMPILED_MODULES" for w in data["warnings"])
+        assert any(w["code"] == "COMPILED_MODULES" and "compiled backward" in w["message"] for w in data["warnings"])
     else:
         for name in ("bert", "dropout", "classifier"):
             assert f"untuned_module:{name}" in ids

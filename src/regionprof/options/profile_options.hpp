@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,6 +67,10 @@ struct profile_options {
   /// Warnings the caller adds to the report (every window's), e.g. the torch adapter's about what it could
   /// not mark.
   std::vector<warning> warnings;
+  /// Warnings the caller knows only once the workload has run (regionprof.torch's about compiled kernels it
+  /// could not map to modules), asked for as each profile (each window) is finished and added after
+  /// `warnings`. Called on the thread that finishes the profile; must not throw.
+  std::function<std::vector<warning>()> warnings_at_finish;
   /// Region id -> module type name, reported as `regions[].module_type` (trace::module_types), e.g.
   /// regionprof::torch::instrumentation::module_types(). Regions not listed report "-".
   std::map<std::string, std::string> module_types;

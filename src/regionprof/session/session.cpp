@@ -381,6 +381,9 @@ Profile session::make_profile(capture_result captured, std::optional<window_posi
     }
   }
   for (const warning& w : options_.warnings) t.warnings.push_back(w);
+  if (options_.warnings_at_finish) {
+    for (warning& w : options_.warnings_at_finish()) t.warnings.push_back(std::move(w));
+  }
 
   report_context context;
   context.warmup_runs = timed_ ? (holds_warmup ? options_.warmup_runs : 0) : analysis.skip_runs;

@@ -1,0 +1,203 @@
+"""Modules inside compiled code as regions (docs/design.md, rule 22), with the real inductor on CPU: each
+model is compiled by its first call inside a profile, and each kernel inductor generates counts for the
+module it came from.
+
+The two-block model of the tests, and what inductor 2.15 makes of it (its output code, read by hand):
+``Net.forward`` is ``b(a(x)) * 2``, a block ``relu(n(l(x)))`` (Linear, LayerNorm). The forward graph runs
+four kernels:
+
+- ``extern_kernels.addmm`` for ``a.l``'s linear: module ``a.l``;
+- ``cpp_fused_native_layer_norm_relu_0``: ``a.n``'s layer norm and ``a``'s relu, so module ``a`` (the
+  deepest containing both);
+- ``extern_kernels.addmm`` for ``b.l``'s linear: module ``b.l``;
+- ``cpp_fused_mul_native_layer_norm_relu_1``: ``b.n``'s layer norm, ``b``'s relu and the root's ``* 2``,
+  so the root, which is not a region: the runs' residual.
+
+Compiling costs 10-25 s a graph here; each test compiles its own model (torch._dynamo.reset() first)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Set
+
+import pytest
+import torch
+import torch._dynamo
+import torch._inductor.config
+from torch import nn
+from torch._dynamo.utils import counters
+
+import regionprof
+import regionprof.torch as rtorch
+from regionprof._torch_compiled import common_owner, stack_entry_path
+
+torch._inductor.config.compile_threads = 1  # no compile worker pool: on 2 cores it only costs start-up
+
+
+class Block(nn.Module):
+    def __init__(self, width: int = 32, out: int = 32) -> None:
+        super().__init__()
+        self.l = nn.Linear(width, out)
+        self.n = nn.LayerNorm(out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.n(self.l(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, width: int = 32, narrow: int = 32) -> None:
+        super().__init__()
+        self.a = Block(width, width)
+        self.b = Block(width, narrow)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)) * 2
+
+
+X = torch.randn(8, 32)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo() -> None:
+    torch._dynamo.reset()
+    counters.clear()
+    torch.manual_seed(0)
+
+
+def region_ops(p: regionprof.Profile) -> Dict[str, Set[str]]:
+    """Each region's op names (rule 20), inductor's graph prefix (``graph_<n>_``) cut from kernel names."""
+    found: Dict[str, Set[str]] = {}
+    for row in p.to_pandas("region_ops").itertuples():
+        key = str(row.key)
+        found.setdefault(str(row.region_id), set()).add(key.split("_", 2)[2] if key.startswith("graph_") else key)
+    return found
+
+
+def tree_paths(p: regionprof.Profile) -> List[List[str]]:
+    return [n["path"] for n in p.data["tree_summary"]]
+
+
+def compiled_warnings(p: regionprof.Profile) -> List[str]:
+    return [w["message"] for w in p.data["warnings"] if w["code"] == "COMPILED_MODULES"]
+
+
+def counted() -> Dict[str, Dict[str, Any]]:
+    return {name: dict(values) for name, values in counters.items() if name in ("stats", "graph_break", "recompiles")}
+
+
+def test_stack_entries_and_owners() -> None:
+    assert stack_entry_path("L['self'].blocks[0].attn") == ("self", ("blocks", "0", "attn"))
+    assert stack_entry_path("L['s'].a.l") == ("s", ("a", "l"))
+    assert stack_entry_path("L['self']._modules['enc'].layers.3") == ("self", ("enc", "layers", "3"))
+    assert stack_entry_path("L['mods']['head']") == ("mods", ("head",))
+    assert stack_entry_path("L['self']") == ("self", ())
+    assert stack_entry_path("G['model'].a") is None
+    assert stack_entry_path("L['self'].a(1)") is None
+    assert common_owner([("a", "n"), ("a",)]) == ("a",)
+    assert common_owner([("b", "n"), ("b",), ()]) == ()
+    assert common_owner([("a", "l"), ("b", "l")]) == ()
+    assert common_owner([("blocks", "1", "fc")]) == ("blocks", "1", "fc")
+
+
+def test_each_kernel_counts_for_the_module_it_came_from() -> None:
+    compiled = torch.compile(Net())
+    p = rtorch.profile(compiled, X, warmup_runs=1, measured_runs=3, ops=True, every_level=True)
+    assert [r["id"] for r in p.data["regions"]] == ["untuned_module:a", "untuned_module:b"]
+    assert tree_paths(p) == [["untuned_module:a"], ["untuned_module:a", "untuned_module:a.l"],
+                             ["untuned_module:b"], ["untuned_module:b", "untuned_module:b.l"]]
+    ops = region_ops(p)
+    assert "cpp_fused_native_layer_norm_relu_0" in ops["untuned_module:a"]
+    assert "aten::addmm" in ops["untuned_module:a"] and "aten::addmm" in ops["untuned_module:b"]
+    assert not any("cpp_fused" in op for op in ops["untuned_module:b"])
+    assert "cpp_fused_mul_native_layer_norm_relu_1" in ops["(residual)"]
+    assert "aten::addmm" not in ops["(residual)"]
+    assert compiled_warnings(p) == []  # every forward kernel traced
+    calls = {r["region_id"]: r["calls"] for r in p.data["runs"][0]["regions"]}
+    assert calls == {"untuned_module:a": 2, "untuned_module:b": 1}  # a: its addmm (inside a.l) and kernel 0
+
+
+def test_no_recompilation_and_no_graph_break_from_profiling() -> None:
+    plain = torch.compile(Net())
+    for _ in range(1 + 1 + 2):  # as many calls as the profile makes: warmup_runs, the recorded warm-up, measured
+        plain(X)
+    without = counted()
+    torch._dynamo.reset()
+    counters.clear()
+    rtorch.profile(torch.compile(Net()), X, warmup_runs=1, measured_runs=2, every_level=True)
+    assert counted() == without  # frames, unique graphs, graph breaks, recompiles: all equal
+    assert counters["graph_break"] == {} and counters["stats"]["unique_graphs"] == 1
+
+
+def test_model_compile_in_place_and_regional_compilation() -> None:
+    net = Net()
+    net.compile()
+    p = rtorch.profile(net, X, measured_runs=2)
+    assert [r["id"] for r in p.data["regions"]] == ["untuned_module:a", "untuned_module:b"]
+    assert compiled_warnings(p) == []
+
+    torch._dynamo.reset()
+    regional = Net(32, 16)
+    regional.a.compile()
+    regional.b.compile()
+    p = rtorch.profile(regional, X, measured_runs=2, ops=True, every_level=True)
+    assert tree_paths(p) == [["untuned_module:a"], ["untuned_module:a", "untuned_module:a.l"],
+                             ["untuned_module:b"], ["untuned_module:b", "untuned_module:b.l"]]
+    assert compiled_warnings(p) == []
+    ops = region_ops(p)
+    # Each block's own fused kernel (layer norm and relu) is the block's; the root's * 2 runs eager.
+    assert any(op.startswith("cpp_fused_native_layer_norm_relu") for op in ops["untuned_module:a"])
+    assert any(op.startswith("cpp_fused_native_layer_norm_relu") for op in ops["untuned_module:b"])
+    assert "aten::mul" in ops["(residual)"]
+
+
+def test_a_graph_two_blocks_share_goes_to_each_block_that_runs_it() -> None:
+    net = Net()  # a and b of one shape: dynamo compiles Block.forward once, for both
+    net.a.compile()
+    net.b.compile()
+    p = rtorch.profile(net, X, measured_runs=3, every_level=True)
+    assert tree_paths(p) == [["untuned_module:a"], ["untuned_module:a", "untuned_module:a.l"],
+                             ["untuned_module:b"], ["untuned_module:b", "untuned_module:b.l"]]
+    assert counters["stats"]["unique_graphs"] == 1
+    assert compiled_warnings(p) == []
+    calls = {tuple(n["path"]): n["calls"] for n in p.data["tree_summary"]}
+    assert calls[("untuned_module:a", "untuned_module:a.l")] == calls[("untuned_module:b", "untuned_module:b.l")] == 1
+
+
+def test_training_steps_with_a_compiled_backward() -> None:
+    net = Net()
+    compiled = torch.compile(net)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(8, 32)
+    with rtorch.profiler(compiled, schedule=regionprof.schedule(wait=1, warmup=0, active=3)) as p:
+        for _ in range(4):
+            compiled(x).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            p.step()
+    assert [r["id"] for r in p.profile.data["regions"]] == [
+        "untuned_module:a", "untuned_module:b", "untuned_module_backward:Net"]
+    (message,) = compiled_warnings(p.profile)
+    assert message == (
+        "6 module(s) run inside the compiled code of untuned_module:Net (torch.compile(module)) and are regions made "
+        "of the kernels traced to them; its compiled backward (1 graph(s)) is not traced to modules, torch's "
+        "inductor keeping no provenance for backward graphs: its time is in untuned_module_backward:Net.")
+
+
+def test_shares_of_compiled_modules_match_eager_where_fusion_moves_no_work() -> None:
+    # a's matmul does 4 times b's work; the matmuls dominate, and fusion only merges each block's layer
+    # norm and relu (and the root's * 2, into b's kernel: the residual in both).
+    net = Net(256, 64).eval()
+    x = torch.randn(128, 256)
+
+    def share_of_a(p: regionprof.Profile) -> float:
+        times = {r["region_id"]: r["cpu_time_us_median"] for r in p.to_pandas("summary").to_dict("records")}
+        return times["untuned_module:a"] / (times["untuned_module:a"] + times["untuned_module:b"])
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: no pool wake-ups in either
+    try:
+        eager = share_of_a(rtorch.profile(net, x, warmup_runs=3, measured_runs=30))
+        compiled = share_of_a(rtorch.profile(torch.compile(net), x, warmup_runs=3, measured_runs=30))
+    finally:
+        torch.set_num_threads(threads)
+    assert 0.6 < eager < 0.9
+    assert abs(compiled - eager) < 0.1, (eager, compiled)
