@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -170,6 +171,34 @@ BOOST_AUTO_TEST_CASE(the_target_kind_and_the_callers_warnings_are_in_every_windo
   }
   options.target_kind = "Torch Module";
   BOOST_CHECK_THROW(regionprof::profile([] {}, options), std::invalid_argument);
+}
+
+// Warnings known once the workload ran (Python's compiled-kernel findings) are asked for as each window
+// is finished, so each report holds what was known at its end, after the caller's other warnings.
+BOOST_AUTO_TEST_CASE(warnings_at_finish_are_asked_for_by_each_window) {
+  const scratch tmp;
+  profile_options options = quick(0, 3);
+  options.window_runs = 2;
+  options.window_output = (tmp.dir / "f-%w.json").string();
+  options.warnings = {{warning_code::compiled_modules, warning_source::nvtx, "known before"}};
+  int calls_run = 0;
+  int asked = 0;
+  options.warnings_at_finish = [&] {
+    ++asked;
+    return std::vector<warning>{
+        {warning_code::compiled_modules, warning_source::nvtx, std::to_string(calls_run) + " calls run"}};
+  };
+  regionprof::profile([&] { ++calls_run; }, options);
+  BOOST_TEST(asked == 2);
+  // Window 0 ends after the recorded warm-up and 2 measured calls, window 1 (the last, partial) after 4.
+  for (const auto& [name, expected] : {std::pair{"f-0.json", "3 calls run"}, std::pair{"f-1.json", "4 calls run"}}) {
+    const boost::json::object report = read_json(tmp.dir / name);
+    std::vector<std::string> messages;
+    for (const boost::json::value& w : report.at("warnings").as_array()) {
+      if (w.at("code").as_string() == "COMPILED_MODULES") messages.emplace_back(w.at("message").as_string());
+    }
+    BOOST_TEST(messages == (std::vector<std::string>{"known before", expected}), name);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(windows_refuse_what_cannot_be_before_any_run) {
