@@ -105,6 +105,7 @@ _sessions: List["tracking"] = []
 #: backward graph, compiled later.
 _dynamo_graphs: Dict[str, Tuple[Optional[type], Dict[str, Optional[Tuple[str, ...]]], Set[str]]] = {}
 _patches: Optional[contextlib.ExitStack] = None
+_KEPT_DYNAMO_GRAPHS = 1024  # compile ids whose nodes' modules are kept (a backward graph compiles after its forward)
 
 
 def _compile_id() -> str:
@@ -147,6 +148,8 @@ def _note_dynamo_graph(gm: Any, session: "tracking") -> None:
                 if _is_view(node):
                     views.add(node.name)
     _dynamo_graphs[_compile_id()] = (type(frame) if len(frames) == 1 else None, owners, views)
+    while len(_dynamo_graphs) > _KEPT_DYNAMO_GRAPHS:  # the oldest first: a long job compiles without end
+        del _dynamo_graphs[next(iter(_dynamo_graphs))]
 
 
 #: Tensor methods and torch functions that only reshape or reinterpret their input: a kernel that also

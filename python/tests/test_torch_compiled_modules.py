@@ -201,3 +201,40 @@ def test_shares_of_compiled_modules_match_eager_where_fusion_moves_no_work() -> 
         torch.set_num_threads(threads)
     assert 0.6 < eager < 0.9
     assert abs(compiled - eager) < 0.1, (eager, compiled)
+
+
+class FakeTritonKernel:
+    """What inductor's generated code calls a Triton kernel through: an object with ``run`` (and more)."""
+
+    def __init__(self) -> None:
+        self.launches = 0
+        self.grid = (1, 1, 1)
+
+    def run(self, *args: Any, stream: int = 0) -> None:
+        self.launches += 1
+
+
+def test_kernel_wrappers_open_their_regions_around_each_call() -> None:
+    from regionprof import _native, _torch_compiled
+
+    outer = _native.register_region("untuned_module", "enc")
+    inner = _native.register_region("untuned_module", "enc.attn")
+    other = _native.register_region("untuned_module", "dec")
+    triton = FakeTritonKernel()
+    launch = _torch_compiled._wrapped((outer, inner), triton)
+    cpp_kernel = _torch_compiled._wrapped((other,), lambda *args: sum(args))
+    shared = _torch_compiled._by_frame({"enc": (outer,), "dec": (other,)}, lambda: None)
+    in_enc = _torch_compiled.in_frame("enc", shared)
+
+    def workload() -> None:
+        launch.run(1, 2, stream=0)  # the proxy forwards what it does not wrap
+        assert cpp_kernel(1, 2) == 3 and launch.grid == (1, 1, 1)
+        in_enc()  # told apart by the frame: enc's region
+        shared()  # no frame marks the thread: no region
+
+    p = regionprof.profile(workload, warmup_runs=0, measured_runs=2)
+    assert triton.launches == 3  # the recorded warm-up and 2 measured runs
+    calls = {r["region_id"]: r["calls"] for r in p.data["runs"][0]["regions"]}
+    assert calls == {"untuned_module:enc": 2, "untuned_module:dec": 1}
+    assert [n["path"] for n in p.data["tree_summary"]] == [
+        ["untuned_module:enc"], ["untuned_module:enc", "untuned_module:enc.attn"], ["untuned_module:dec"]]
