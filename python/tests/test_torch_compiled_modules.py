@@ -182,6 +182,27 @@ def test_training_steps_with_a_compiled_backward() -> None:
         "inductor keeping no provenance for backward graphs: its time is in untuned_module_backward:Net.")
 
 
+def test_training_steps_of_regionally_compiled_blocks_have_a_backward_region_each() -> None:
+    net = Net(32, 16)  # blocks of two shapes: two graphs
+    net.a.compile()
+    net.b.compile()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(8, 32, requires_grad=True)  # so that a's backward region ends where its inputs' grads do
+    with rtorch.profiler(net, every_level=True, schedule=regionprof.schedule(wait=1, warmup=0, active=3)) as p:
+        for _ in range(4):
+            net(x).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            p.step()
+    assert [r["id"] for r in p.profile.data["regions"]] == [
+        "untuned_module:a", "untuned_module:b", "untuned_module_backward:b", "untuned_module_backward:a"]
+    assert [n["path"] for n in p.profile.data["tree_summary"]][:2] == [
+        ["untuned_module:a"], ["untuned_module:a", "untuned_module:a.l"]]
+    messages = compiled_warnings(p.profile)
+    assert len(messages) == 2 and all(m.endswith("its time is in untuned_module_backward:" + block + ".")
+                                      for m, block in zip(messages, "ab"))
+
+
 def test_shares_of_compiled_modules_match_eager_where_fusion_moves_no_work() -> None:
     # a's matmul does 4 times b's work; the matmuls dominate, and fusion only merges each block's layer
     # norm and relu (and the root's * 2, into b's kernel: the residual in both).
