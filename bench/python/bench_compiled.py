@@ -12,7 +12,7 @@ whole (torch.compile(model)), one step = forward with labels, loss.backward(), o
 
 Budgets (docs/benchmarks.md): as the step API's: with backward regions <= 1.10 x plain.
 
-Usage: bench/python/run-compiled [--reps R] [--steps N] [--compiles C]
+Usage: bench/python/run-compiled [--reps R] [--steps N] [--compiles C]   (C = 0: the steps only)
 """
 
 from __future__ import annotations
@@ -63,12 +63,11 @@ def main() -> None:
             train_step()
         return time.perf_counter() - start
 
+    compiles: Dict[bool, List[float]] = {False: [], True: []}
     with torch._inductor.config.patch(force_disable_caches=True):
-        compiles: Dict[bool, List[float]] = {False: [], True: []}
-        for _ in range(options.compiles):
+        for _ in range(options.compiles):  # 0: the steps only
             for profiled in (False, True):
                 compiles[profiled].append(first_step(profiled))
-    compile_plain, compile_profiled = (statistics.median(compiles[k]) for k in (False, True))
 
     # Compiled once more inside a profile, so its graphs carry provenance for the profiled modes.
     torch._dynamo.reset()
@@ -111,9 +110,11 @@ def main() -> None:
     median = {name: statistics.median(values) for name, values in samples.items()}
     base = median["plain"]
     print(f"BERT (2 layers, hidden 64, batch 4 x 32) training step, torch.compile(model), CPU, 1 thread")
-    print(f"first step (compile, inductor caches off), median of {options.compiles}: plain "
-          f"{compile_plain:.2f} s, in regionprof.torch.profiler {compile_profiled:.2f} s "
-          f"({compile_profiled / compile_plain:.3f} x)")
+    if options.compiles:
+        compile_plain, compile_profiled = (statistics.median(compiles[k]) for k in (False, True))
+        print(f"first step (compile, inductor caches off), median of {options.compiles}: plain "
+              f"{compile_plain:.2f} s, in regionprof.torch.profiler {compile_profiled:.2f} s "
+              f"({compile_profiled / compile_plain:.3f} x)")
     print(f"steps: median of {options.reps} reps x {options.steps} steps, interleaved")
     print(f"{'mode':<22}{'us/step':>12}{'x plain':>10}{'added us':>12}")
     for name in modes:

@@ -14,9 +14,12 @@ While a profile with compiled modules is open (:class:`tracking`), and only then
   every pre-grad node it computes.
 
 A kernel whose module's region is not already open around it (a module inside compiled code) is replaced,
-in the generated module's namespace, by a RegionWrapper of that region for as long as the profile is open.
-The code dynamo runs is untouched: no recompilation, no graph break. Graphs stay known for the process's
-life, so a later profile of the same compiled model maps them again without a new compile.
+in the generated module's namespace, by RegionWrappers of that region and of its marked ancestors inside
+compiled code, for as long as the profile is open; a kernel the code calls from several places, or that a
+graph run by several modules puts in different regions, goes through a dispatch by place and by module
+(tracking._install). The code dynamo runs is untouched: no recompilation, no graph break. Graphs stay
+known for the process's life, so a later profile of the same compiled model maps them again without a new
+compile.
 
 Anything that cannot be traced (an older or newer inductor without these attributes, a kernel without
 pre-grad nodes, a backward graph: torch 2.15 keeps no provenance for those) stays unmapped and is counted
@@ -179,9 +182,8 @@ def _kernel_owners(namespace: Mapping[str, Any], mapping: Mapping[str, Any],
                    views: Set[str]) -> List[Tuple[str, str, Optional[Tuple[str, ...]]]]:
     """The kernels of one compiled graph from its provenance ``mapping``: (the name the generated code
     calls it by, "" when not found; inductor's kernel key; the path of the deepest module containing every
-    pre-grad node it computes, views aside when it computes more than views; None when any is unknown).
-    A kernel the generated code calls from several places (one per layer) cannot be told apart by its
-    name: each call gets the deepest module containing all of them."""
+    pre-grad node it computes, views aside when it computes more than views; None when any is unknown),
+    in the order of the keys' handles, which is the order of the generated code's calls."""
     code_to_post: Mapping[str, Sequence[str]] = mapping.get("cppCodeToPost") or {}
     post_to_pre: Mapping[str, Sequence[str]] = mapping.get("postToPre") or {}
     keys_by_name: Dict[str, List[Tuple[int, str]]] = {}
@@ -204,10 +206,6 @@ def _kernel_owners(namespace: Mapping[str, Any], mapping: Mapping[str, Any],
             paths = [owners.get(node) for node in working]
             known = [path for path in paths if path is not None]
             found.append((global_name, key, common_owner(known) if paths and len(known) == len(paths) else None))
-        if name in namespace and len(found) > 1:
-            shared = [owner for _, _, owner in found]
-            owner = common_owner(shared) if all(o is not None for o in shared) else None  # type: ignore[arg-type]
-            found = [(global_name, key, owner) for global_name, key, _ in found]
         kernels += found
     return kernels
 
@@ -314,9 +312,12 @@ class tracking:
 
     def _install(self, graph: _Graph) -> None:
         """Under _lock: the wrappers of ``graph``'s kernels, for each module of this profile's object that
-        runs it: each module of its frame's class inside (or being) a compiled module. Where these modules
-        would put a kernel in different regions (a graph shared by the instances of a compiled block, with
-        regions inside the block: every_level) it is counted as not mapped and has no wrapper."""
+        runs it (each module of its frame's class inside, or being, a compiled module). A kernel name the
+        generated code calls from several places (one kernel for every layer of a stack) or that several
+        modules run (blocks of one shape, compiled regionally) may need different regions at each call:
+        the call is then told apart by its place, counted from the start of the graph's call, and by the
+        module whose compiled call runs it (in_frame). Where that cannot be done the kernel counts as not
+        mapped and has no wrapper."""
         frames = [(compiled, tuple(path.split(".")) if path else ())
                   for path, module in self.by_path.items() if type(module) is graph.frame_type
                   for compiled in [self._compiled_path(tuple(path.split(".")) if path else ())] if compiled is not None]
@@ -325,32 +326,45 @@ class tracking:
             self.seen[compiled].backward_graphs += int(graph.backward)
         if graph.backward:
             return
-        wrapped: Set[str] = set()  # a kernel called from several places is wrapped once (its owner is theirs)
+        sites: Dict[str, List[_Kernel]] = {}
         for kernel in graph.kernels:
-            mapped = kernel.owner is not None and bool(kernel.name)
-            by_frame: Dict[str, Tuple[int, ...]] = {}
+            sites.setdefault(kernel.name, []).append(kernel)
+        graph_object = graph.compiled() if graph.compiled is not None else None
+        calls: Optional[_GraphCalls] = None
+        for name, kernels in sites.items():
+            chains: Dict[Tuple[str, int], Tuple[int, ...]] = {}  # (frame path, place) -> regions
             for compiled, frame in frames:
-                if mapped:
-                    by_frame[".".join(frame)] = self._regions_around(frame + kernel.owner)  # type: ignore[operator]
-                else:
-                    unmapped_region = self._compiled[compiled]
-                    by_frame[".".join(frame)] = () if unmapped_region is None else (unmapped_region,)
-            chains = set(by_frame.values())
-            # A graph several modules run puts a kernel in different regions: told apart by the module
-            # running it (in_frame), which only a compiled module's own call marks.
-            told_apart = len(chains) == 1 or all(path in self._framed for path in by_frame)
+                for place, kernel in enumerate(kernels):
+                    if kernel.owner is not None and name:
+                        chain = self._regions_around(frame + kernel.owner)
+                    else:
+                        unmapped_region = self._compiled[compiled]
+                        chain = () if unmapped_region is None else (unmapped_region,)
+                    chains[(".".join(frame), place)] = chain
+            paths = {path for path, _ in chains}
+            places = range(len(kernels))
+            by_frame = any(len({chains[(path, place)] for path in paths}) > 1 for place in places)
+            by_place = any(len({chains[(path, place)] for place in places}) > 1 for path in paths)
+            told_apart = ((not by_frame or paths <= self._framed) and (not by_place or graph_object is not None))
             for compiled, _ in frames:
-                if not mapped or not told_apart:
-                    self.seen[compiled].unmapped.append(kernel.key)
-                else:
-                    self.seen[compiled].mapped += 1
-            if not told_apart or not any(chains) or kernel.name not in graph.namespace or kernel.name in wrapped:
+                for kernel in kernels:
+                    if kernel.owner is None or not name or not told_apart:
+                        self.seen[compiled].unmapped.append(kernel.key)
+                    else:
+                        self.seen[compiled].mapped += 1
+            if not told_apart or not any(chains.values()) or name not in graph.namespace:
                 continue
-            wrapped.add(kernel.name)
-            original = graph.namespace[kernel.name]
-            self._installed.append((graph.namespace, kernel.name, original))
-            graph.namespace[kernel.name] = (_wrapped(next(iter(chains)), original) if len(chains) == 1
-                                            else _by_frame(by_frame, original))
+            original = graph.namespace[name]
+            if by_place and calls is None:
+                calls = _GraphCalls()
+                self._install_attribute(vars(graph_object), "current_callable",
+                                        calls.counting(graph_object.current_callable))
+            self._install_attribute(graph.namespace, name, _wrapped(
+                chains, len(kernels), by_frame, calls if by_place else None, name, original))
+
+    def _install_attribute(self, namespace: Dict[str, Any], name: str, value: Any) -> None:
+        self._installed.append((namespace, name, namespace[name]))
+        namespace[name] = value
 
     def _regions_around(self, path: Tuple[str, ...]) -> Tuple[int, ...]:
         """The handles to open around a kernel of module ``path``, outermost first: the regions of it and of
@@ -373,7 +387,7 @@ _frame = threading.local()  # .path: the compiled module (its path) whose call t
 
 def in_frame(path: str, call: Any) -> Any:
     """``call`` (a compiled module's call) marking this thread as running the module at ``path`` while it
-    runs, for the kernels of a graph that several modules run (_by_frame)."""
+    runs, for the kernels of a graph that several modules run (_dispatching)."""
 
     def call_in_frame(*args: Any, **kwargs: Any) -> Any:
         outer = getattr(_frame, "path", None)
@@ -386,38 +400,34 @@ def in_frame(path: str, call: Any) -> Any:
     return call_in_frame
 
 
-def _by_frame(chains: Mapping[str, Tuple[int, ...]], kernel: Any) -> Any:
-    """``kernel`` opening, around each call, the regions of the module whose call runs it (in_frame)."""
-    if not inspect.isroutine(kernel) and callable(getattr(kernel, "run", None)):
-        return _ByFrameTriton(chains, kernel)
-    wrapped = {path: _in_regions(chain, kernel) for path, chain in chains.items()}
+class _GraphCalls:
+    """Per thread, how many times each kernel name was called since the graph's call began."""
 
-    def kernel_by_frame(*args: Any, **kwargs: Any) -> Any:
-        return wrapped.get(getattr(_frame, "path", None), kernel)(*args, **kwargs)
+    def __init__(self) -> None:
+        self._state = threading.local()
 
-    return kernel_by_frame
+    def counting(self, graph_call: Any) -> Any:
+        """The graph's call (CompiledFxGraph.current_callable), starting the counts afresh each time."""
+        state = self._state
 
+        def call_counting(*args: Any, **kwargs: Any) -> Any:
+            outer = getattr(state, "counts", None)
+            state.counts = {}
+            try:
+                return graph_call(*args, **kwargs)
+            finally:
+                state.counts = outer
 
-class _ByFrameTriton:
-    """A Triton kernel whose launches open the regions of the module whose call runs it."""
+        return call_counting
 
-    def __init__(self, chains: Mapping[str, Tuple[int, ...]], kernel: Any) -> None:
-        self._kernel = kernel
-        self.run = _by_frame(chains, kernel.run)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._kernel, name)
-
-
-class _TritonKernel:
-    """A Triton kernel (inductor calls its ``run``) whose launches open regions."""
-
-    def __init__(self, chain: Tuple[int, ...], kernel: Any) -> None:
-        self._kernel = kernel
-        self.run = _in_regions(chain, kernel.run)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._kernel, name)
+    def place(self, name: str, places: int) -> int:
+        """The place of this call of ``name`` among its ``places`` in the generated code."""
+        counts = getattr(self._state, "counts", None)
+        if counts is None:
+            return 0
+        done = counts.get(name, 0)
+        counts[name] = done + 1
+        return done % places
 
 
 def _in_regions(chain: Tuple[int, ...], function: Any) -> Any:
@@ -427,11 +437,42 @@ def _in_regions(chain: Tuple[int, ...], function: Any) -> Any:
     return function
 
 
-def _wrapped(chain: Tuple[int, ...], kernel: Any) -> Any:
-    """``kernel`` (a generated module's global) opening the regions ``chain`` around each call."""
+def _dispatching(chains: Mapping[Tuple[str, int], Tuple[int, ...]], places: int, by_frame: bool,
+                 calls: Optional[_GraphCalls], name: str, function: Any) -> Any:
+    """``function`` inside the regions of (the module whose compiled call runs it, its place among the
+    ``places`` calls of ``name``): a native wrapper when every call has the same regions."""
+    if len(set(chains.values())) == 1:
+        return _in_regions(next(iter(chains.values())), function)
+    wrapped = {key: _in_regions(chain, function) for key, chain in chains.items()}
+    frame = _frame
+    any_frame = next(iter(wrapped))[0]  # without by_frame every frame's regions are the same
+
+    def dispatched(*args: Any, **kwargs: Any) -> Any:
+        path = getattr(frame, "path", None) if by_frame else any_frame
+        place = calls.place(name, places) if calls is not None else 0
+        return wrapped.get((path, place), function)(*args, **kwargs)
+
+    return dispatched
+
+
+class _TritonKernel:
+    """A Triton kernel (inductor calls its ``run``) whose launches open regions."""
+
+    def __init__(self, kernel: Any, run: Any) -> None:
+        self._kernel = kernel
+        self.run = run
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._kernel, name)
+
+
+def _wrapped(chains: Mapping[Tuple[str, int], Tuple[int, ...]], places: int, by_frame: bool,
+             calls: Optional[_GraphCalls], name: str, kernel: Any) -> Any:
+    """``kernel`` (a generated module's global) opening its regions (_dispatching) around each call; a
+    Triton kernel around each launch (its ``run``)."""
     if not inspect.isroutine(kernel) and callable(getattr(kernel, "run", None)):
-        return _TritonKernel(chain, kernel)
-    return _in_regions(chain, kernel)
+        return _TritonKernel(kernel, _dispatching(chains, places, by_frame, calls, name, kernel.run))
+    return _dispatching(chains, places, by_frame, calls, name, kernel)
 
 
 def _patch_inductor(ops: bool) -> contextlib.ExitStack:

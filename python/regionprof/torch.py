@@ -525,8 +525,9 @@ def _compiled_warnings(regions: Sequence[ModuleRegion], earlier: bool = False) -
             fix = ("Compile blocks separately (regional compilation) for a region per top-level block (deeper: "
                    "every_level=True), or leave compiled_modules on.")
         found.append(("COMPILED_MODULES",
-                      f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} ({_compiled_how(r)}) "
-                      f"and are not regions of their own: {r.region_id} owns their time ({shown}). {fix}"))
+                      f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} "
+                      f"({_compiled_how(r)}) and are not regions of their own: {r.region_id} owns their time "
+                      f"({shown}). {fix}"))
     return found
 
 

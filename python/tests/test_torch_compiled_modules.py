@@ -113,6 +113,37 @@ def test_each_kernel_counts_for_the_module_it_came_from() -> None:
     assert compiled_warnings(p) == []  # every forward kernel traced
     calls = {r["region_id"]: r["calls"] for r in p.data["runs"][0]["regions"]}
     assert calls == {"untuned_module:a": 2, "untuned_module:b": 1}  # a: its addmm (inside a.l) and kernel 0
+    # A later profile of the same compiled model maps its graph again, without compiling anything.
+    graphs = counters["stats"]["unique_graphs"]
+    again = rtorch.profile(compiled, X, measured_runs=2, every_level=True)
+    assert tree_paths(again) == tree_paths(p) and compiled_warnings(again) == []
+    assert counters["stats"]["unique_graphs"] == graphs == 1
+
+
+class Stack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(3)])
+        self.head = nn.Linear(32, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def test_a_kernel_the_code_calls_for_every_layer_counts_for_each_layer_in_turn() -> None:
+    # Inductor generates one layer-norm-and-relu kernel and calls it three times, once per block.
+    p = rtorch.profile(torch.compile(Stack()), X, measured_runs=3, ops=True)
+    assert [r["id"] for r in p.data["regions"]] == [
+        "untuned_module:blocks.0", "untuned_module:blocks.1", "untuned_module:blocks.2", "untuned_module:head"]
+    ops = region_ops(p)
+    layer_kernels = [{op for op in ops[f"untuned_module:blocks.{i}"] if op.startswith("cpp_fused")} for i in range(3)]
+    assert layer_kernels[0] == layer_kernels[1] == layer_kernels[2] == {"cpp_fused_native_layer_norm_relu_0"}
+    calls = {r["region_id"]: r["calls"] for r in p.data["runs"][0]["regions"]}
+    assert calls == {"untuned_module:blocks.0": 2, "untuned_module:blocks.1": 2, "untuned_module:blocks.2": 2,
+                     "untuned_module:head": 1}
+    assert compiled_warnings(p) == []
 
 
 def test_no_recompilation_and_no_graph_break_from_profiling() -> None:
@@ -242,20 +273,27 @@ def test_kernel_wrappers_open_their_regions_around_each_call() -> None:
     inner = _native.register_region("untuned_module", "enc.attn")
     other = _native.register_region("untuned_module", "dec")
     triton = FakeTritonKernel()
-    launch = _torch_compiled._wrapped((outer, inner), triton)
-    cpp_kernel = _torch_compiled._wrapped((other,), lambda *args: sum(args))
-    shared = _torch_compiled._by_frame({"enc": (outer,), "dec": (other,)}, lambda: None)
+    launch = _torch_compiled._wrapped({("", 0): (outer, inner)}, 1, False, None, "k0", triton)
+    cpp_kernel = _torch_compiled._wrapped({("", 0): (other,)}, 1, False, None, "k1", lambda *args: sum(args))
+    shared = _torch_compiled._wrapped({("enc", 0): (outer,), ("dec", 0): (other,)}, 1, True, None, "k2", lambda: None)
     in_enc = _torch_compiled.in_frame("enc", shared)
+    # One kernel the generated code calls from two places (one per layer): enc's first, dec's second,
+    # counted from the start of each call of the graph.
+    calls = _torch_compiled._GraphCalls()
+    twice = _torch_compiled._wrapped({("", 0): (outer,), ("", 1): (other,)}, 2, False, calls, "k3", lambda: None)
+    graph = calls.counting(lambda: (twice(), twice()))
 
     def workload() -> None:
         launch.run(1, 2, stream=0)  # the proxy forwards what it does not wrap
         assert cpp_kernel(1, 2) == 3 and launch.grid == (1, 1, 1)
         in_enc()  # told apart by the frame: enc's region
         shared()  # no frame marks the thread: no region
+        graph()
+        twice()  # outside a call of its graph: no place known, the first place's regions (enc)
 
     p = regionprof.profile(workload, warmup_runs=0, measured_runs=2)
     assert triton.launches == 3  # the recorded warm-up and 2 measured runs
-    calls = {r["region_id"]: r["calls"] for r in p.data["runs"][0]["regions"]}
-    assert calls == {"untuned_module:enc": 2, "untuned_module:dec": 1}
+    run_calls = {r["region_id"]: r["calls"] for r in p.data["runs"][0]["regions"]}
+    assert run_calls == {"untuned_module:enc": 4, "untuned_module:dec": 2}
     assert [n["path"] for n in p.data["tree_summary"]] == [
         ["untuned_module:enc"], ["untuned_module:enc", "untuned_module:enc.attn"], ["untuned_module:dec"]]
