@@ -18,7 +18,6 @@ Usage: bench/python/run-compiled [--reps R] [--steps N] [--compiles C]   (C = 0:
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import time
 from typing import Callable, Dict, List
@@ -29,7 +28,7 @@ import torch
 import torch._dynamo
 import torch._inductor.config
 
-from bench_steps import make_model
+from bench_steps import interleaved_medians, make_model, print_modes
 
 
 def main() -> None:
@@ -98,16 +97,7 @@ def main() -> None:
         "compiled_modules": regionprof_mode(True),
         "one_region": regionprof_mode(False),
     }
-    for run in modes.values():
-        run()
-    samples: Dict[str, List[float]] = {name: [] for name in modes}
-    rng = random.Random(0)
-    for _ in range(options.reps):
-        order = list(modes)
-        rng.shuffle(order)
-        for name in order:
-            samples[name].append(modes[name]())
-    median = {name: statistics.median(values) for name, values in samples.items()}
+    median = interleaved_medians(modes, options.reps)
     base = median["plain"]
     print(f"BERT (2 layers, hidden 64, batch 4 x 32) training step, torch.compile(model), CPU, 1 thread")
     if options.compiles:
@@ -116,9 +106,7 @@ def main() -> None:
               f"{compile_plain:.2f} s, in regionprof.torch.profiler {compile_profiled:.2f} s "
               f"({compile_profiled / compile_plain:.3f} x)")
     print(f"steps: median of {options.reps} reps x {options.steps} steps, interleaved")
-    print(f"{'mode':<22}{'us/step':>12}{'x plain':>10}{'added us':>12}")
-    for name in modes:
-        print(f"{name:<22}{median[name] * 1e6:>12.1f}{median[name] / base:>10.3f}{(median[name] - base) * 1e6:>12.1f}")
+    print_modes(median)
     if median["compiled_modules"] / base > 1.10:
         raise SystemExit(f"over budget: compiled_modules {median['compiled_modules'] / base:.3f} x > 1.10")
 

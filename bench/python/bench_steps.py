@@ -77,6 +77,29 @@ def make_model() -> torch.nn.Module:
     return BertForSequenceClassification(config).train()
 
 
+def interleaved_medians(modes: Dict[str, Callable[[], float]], reps: int) -> Dict[str, float]:
+    """Each mode's median seconds per step over ``reps`` repetitions, the modes run in a random order in
+    each repetition, after one warm-up run of each (allocator, lazy init, first touch)."""
+    for run in modes.values():
+        run()
+    samples: Dict[str, List[float]] = {name: [] for name in modes}
+    rng = random.Random(0)
+    for _ in range(reps):
+        order = list(modes)
+        rng.shuffle(order)
+        for name in order:
+            samples[name].append(modes[name]())
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def print_modes(median: Dict[str, float]) -> None:
+    """The table of modes: us per step, x plain, us added to plain."""
+    base = median["plain"]
+    print(f"{'mode':<22}{'us/step':>12}{'x plain':>10}{'added us':>12}")
+    for name, seconds in median.items():
+        print(f"{name:<22}{seconds * 1e6:>12.1f}{seconds / base:>10.3f}{(seconds - base) * 1e6:>12.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=9)
@@ -149,22 +172,11 @@ def main() -> None:
         "torch_profiler": torch_profiler,
         "torch_profiler_memory": lambda: torch_profiler(profile_memory=True),
     }
-    for run in modes.values():  # warm-up: allocator, lazy init, first-touch
-        run()
-    samples: Dict[str, List[float]] = {name: [] for name in modes}
-    rng = random.Random(0)
-    for _ in range(options.reps):
-        order = list(modes)
-        rng.shuffle(order)
-        for name in order:
-            samples[name].append(modes[name]())
-    median = {name: statistics.median(values) for name, values in samples.items()}
+    median = interleaved_medians(modes, options.reps)
     base = median["plain"]
     print(f"BERT (2 layers, hidden 64, batch 4 x 32) training step, CPU, 1 thread; median of {options.reps} "
           f"reps x {options.steps} steps, interleaved")
-    print(f"{'mode':<22}{'us/step':>12}{'x plain':>10}{'added us':>12}")
-    for name in modes:
-        print(f"{name:<22}{median[name] * 1e6:>12.1f}{median[name] / base:>10.3f}{(median[name] - base) * 1e6:>12.1f}")
+    print_modes(median)
     events = statistics.median(memory_events_per_step)
     added_memory = median["regionprof_memory"] - median["regionprof_backward"]
     added_torch_memory = median["torch_profiler_memory"] - base
