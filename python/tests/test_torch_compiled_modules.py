@@ -234,25 +234,34 @@ def test_training_steps_of_regionally_compiled_blocks_have_a_backward_region_eac
                                       for m, block in zip(messages, "ab"))
 
 
+class Pair(Net):
+    """Net without the root's ``* 2``: no work of the root's fuses into b's kernel."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x))
+
+
 def test_shares_of_compiled_modules_match_eager_where_fusion_moves_no_work() -> None:
-    # a's matmul does 4 times b's work; the matmuls dominate, and fusion only merges each block's layer
-    # norm and relu (and the root's * 2, into b's kernel: the residual in both).
-    net = Net(256, 64).eval()
-    x = torch.randn(128, 256)
+    # a's matmul does 4 times b's work and the matmuls dominate (batch 512); fusion merges each block's
+    # layer norm and relu within the block. Compiling removes per-op overhead, which weighs more in the
+    # smaller block: at batch 128 that alone moved a's share from 0.72 to 0.79 (medians); at 1024, 0.76 and 0.79.
+    net = Pair(256, 64).eval()
+    x = torch.randn(512, 256)
 
     def share_of_a(p: regionprof.Profile) -> float:
-        times = {r["region_id"]: r["cpu_time_us_median"] for r in p.to_pandas("summary").to_dict("records")}
+        # Each region's fastest run: the scheduler only ever adds to a run (other work on the machine).
+        times = {r["region_id"]: r["cpu_time_us_min"] for r in p.to_pandas("summary").to_dict("records")}
         return times["untuned_module:a"] / (times["untuned_module:a"] + times["untuned_module:b"])
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one thread: no pool wake-ups in either
     try:
-        eager = share_of_a(rtorch.profile(net, x, warmup_runs=3, measured_runs=30))
-        compiled = share_of_a(rtorch.profile(torch.compile(net), x, warmup_runs=3, measured_runs=30))
+        eager = share_of_a(rtorch.profile(net, x, warmup_runs=3, measured_runs=40))
+        compiled = share_of_a(rtorch.profile(torch.compile(net), x, warmup_runs=3, measured_runs=40))
     finally:
         torch.set_num_threads(threads)
-    assert 0.6 < eager < 0.9
-    assert abs(compiled - eager) < 0.1, (eager, compiled)
+    assert 0.7 < eager < 0.85
+    assert abs(compiled - eager) < 0.06, (eager, compiled)
 
 
 class FakeTritonKernel:
