@@ -234,7 +234,7 @@ def _note_compiled_graph(graph: Any, generated_call: Any) -> None:
         _graphs[:] = [known for known in _graphs if known.alive()]
         _graphs.append(compiled)
         for session in _sessions:
-            session._install(compiled)
+            session.install(compiled)
 
 
 @dataclass
@@ -271,6 +271,8 @@ class tracking:
         self._installed: List[Tuple[Dict[str, Any], str, Any]] = []
         #: Per outermost compiled module's path: what its compiled graphs held.
         self.seen: Dict[str, Seen] = {path: Seen() for path in compiled}
+        #: Why graphs could not be mapped (internal errors), for the COMPILED_MODULES warning.
+        self.failures: List[str] = []
 
     def __enter__(self) -> "tracking":
         global _patches
@@ -278,14 +280,18 @@ class tracking:
             if not _sessions:
                 _patches = _patch_inductor(self._ops)
             _sessions.append(self)
-            try:
-                _graphs[:] = [known for known in _graphs if known.alive()]
-                for graph in _graphs:
-                    self._install(graph)
-            except BaseException:
-                self._leave()
-                raise
+            _graphs[:] = [known for known in _graphs if known.alive()]
+            for graph in _graphs:
+                self.install(graph)
         return self
+
+    def install(self, graph: _Graph) -> None:
+        """Under _lock: _install, an error in it (a form of generated code not foreseen) noted in
+        ``failures`` instead of reaching the profiled program; what it installed is removed at the end."""
+        try:
+            self._install(graph)
+        except Exception as error:  # noqa: BLE001 - the profiled program goes on, the warning says so
+            self.failures.append(f"{type(error).__name__}: {error}")
 
     def __exit__(self, *exc: Any) -> None:
         with _lock:
@@ -503,8 +509,10 @@ def _patch_inductor(ops: bool) -> contextlib.ExitStack:
         result = post_compile(self, *args, **kwargs)
         try:
             _note_compiled_graph(self, generated_call or self.current_callable)
-        except Exception:  # noqa: BLE001 - never disturb a compile
-            pass
+        except Exception as error:  # noqa: BLE001 - never disturb a compile; the warning says so
+            with _lock:
+                for session in _sessions:
+                    session.failures.append(f"{type(error).__name__}: {error}")
         return result
 
     compile_fx_module.compile_fx = noting_compile_fx

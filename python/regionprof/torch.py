@@ -559,6 +559,10 @@ def _compiled_findings(regions: Sequence[ModuleRegion], tracked: _torch_compiled
                           f"{len(r.compiled_in)} module(s) run inside the compiled code of {r.region_id} "
                           f"({_compiled_how(r)}) and are regions made of the kernels traced to them; "
                           + "; ".join(parts) + "."))
+    if tracked.failures:
+        found.append(("COMPILED_MODULES",
+                      f"{len(tracked.failures)} compiled graph(s) could not be mapped to modules "
+                      f"({tracked.failures[0]}): their kernels' time is in the regions around their calls."))
     return found
 
 

@@ -306,3 +306,17 @@ def test_kernel_wrappers_open_their_regions_around_each_call() -> None:
     assert run_calls == {"untuned_module:enc": 4, "untuned_module:dec": 2}
     assert [n["path"] for n in p.data["tree_summary"]] == [
         ["untuned_module:enc"], ["untuned_module:enc", "untuned_module:enc.attn"], ["untuned_module:dec"]]
+
+
+def test_a_graph_that_cannot_be_mapped_is_a_warning_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from regionprof import _torch_compiled
+
+    def unforeseen(*args: Any) -> None:
+        raise KeyError("a generated module of an unforeseen form")
+
+    monkeypatch.setattr(_torch_compiled, "_kernel_owners", unforeseen)
+    p = rtorch.profile(torch.compile(Net()), X, measured_runs=2)
+    assert len(p.data["runs"]) == 2
+    assert compiled_warnings(p)[-1] == (
+        "1 compiled graph(s) could not be mapped to modules (KeyError: 'a generated module of an unforeseen form'): "
+        "their kernels' time is in the regions around their calls.")
