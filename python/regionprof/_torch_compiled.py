@@ -327,15 +327,16 @@ class tracking:
         frames = [(compiled, tuple(path.split(".")) if path else ())
                   for path, module in self.by_path.items() if type(module) is graph.frame_type
                   for compiled in [self._compiled_path(tuple(path.split(".")) if path else ())] if compiled is not None]
-        for compiled, _ in frames:
-            self.seen[compiled].graphs += 1
-            self.seen[compiled].backward_graphs += int(graph.backward)
+        if not frames:
+            return
+        graph_object = graph.compiled() if graph.compiled is not None else None
+        found = [(compiled, Seen(graphs=1, backward_graphs=int(graph.backward))) for compiled, _ in frames]
         if graph.backward:
+            self._count_when_run(graph_object, found)
             return
         sites: Dict[str, List[_Kernel]] = {}
         for kernel in graph.kernels:
             sites.setdefault(kernel.name, []).append(kernel)
-        graph_object = graph.compiled() if graph.compiled is not None else None
         calls: Optional[_GraphCalls] = None
         for name, kernels in sites.items():
             chains: Dict[Tuple[str, int], Tuple[int, ...]] = {}  # (frame path, place) -> regions
@@ -352,12 +353,12 @@ class tracking:
             by_frame = any(len({chains[(path, place)] for path in paths}) > 1 for place in places)
             by_place = any(len({chains[(path, place)] for place in places}) > 1 for path in paths)
             told_apart = ((not by_frame or paths <= self._framed) and (not by_place or graph_object is not None))
-            for compiled, _ in frames:
+            for _, seen in found:
                 for kernel in kernels:
                     if kernel.owner is None or not name or not told_apart:
-                        self.seen[compiled].unmapped.append(kernel.key)
+                        seen.unmapped.append(kernel.key)
                     else:
-                        self.seen[compiled].mapped += 1
+                        seen.mapped += 1
             if not told_apart or not any(chains.values()) or name not in graph.namespace:
                 continue
             original = graph.namespace[name]
@@ -367,6 +368,35 @@ class tracking:
                                         calls.counting(graph_object.current_callable))
             self._install_attribute(graph.namespace, name, _wrapped(
                 chains, len(kernels), by_frame, calls if by_place else None, name, original))
+        self._count_when_run(graph_object, found)
+
+    def _count_when_run(self, graph_object: Any, found: List[Tuple[str, "Seen"]]) -> None:
+        """``found`` (what a graph holds, per compiled module running it) added to ``seen`` when the graph
+        first runs in this profile: inductor keeps graphs that no longer run (a model compiled again, a
+        dynamo reset), and only what ran belongs in the profile's warnings. Counted at once when the
+        graph's call cannot be wrapped."""
+
+        def count() -> None:
+            for compiled, seen in found:
+                into = self.seen[compiled]
+                into.graphs += seen.graphs
+                into.backward_graphs += seen.backward_graphs
+                into.mapped += seen.mapped
+                into.unmapped += seen.unmapped
+
+        graph_call = getattr(graph_object, "current_callable", None)
+        if graph_object is None or not callable(graph_call):
+            count()
+            return
+        counted = [False]
+
+        def call_counting_once(*args: Any, **kwargs: Any) -> Any:
+            if not counted[0]:
+                counted[0] = True
+                count()
+            return graph_call(*args, **kwargs)
+
+        self._install_attribute(vars(graph_object), "current_callable", call_counting_once)
 
     def _install_attribute(self, namespace: Dict[str, Any], name: str, value: Any) -> None:
         self._installed.append((namespace, name, namespace[name]))

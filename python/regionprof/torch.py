@@ -541,7 +541,7 @@ def _compiled_findings(regions: Sequence[ModuleRegion], tracked: _torch_compiled
         if seen is None or not r.compiled_in:
             continue
         kind, name = r.region_id.split(":", 1)
-        holder = f"in {r.region_id}" if r.opened_by == "call" or seen.graphs else "in the runs' residual"
+        holder = f"in {r.region_id}" if r.opened_by == "call" else "in the runs' residual"  # no wrapper: no region
         parts: List[str] = []
         if seen.graphs == seen.backward_graphs:
             parts.append(f"no forward graph of its compiled code was traced, so its time is {holder}: let its "

@@ -211,6 +211,11 @@ def test_training_steps_with_a_compiled_backward() -> None:
         "6 module(s) run inside the compiled code of untuned_module:Net (torch.compile(module)) and are regions made "
         "of the kernels traced to them; its compiled backward (1 graph(s)) is not traced to modules, torch's "
         "inductor keeping no provenance for backward graphs: its time is in untuned_module_backward:Net.")
+    # Graphs that no longer run (dynamo reset; inductor may keep them alive) are not this profile's: an
+    # inference profile of a model of the same class says nothing of a backward graph.
+    torch._dynamo.reset()
+    with torch.no_grad():
+        assert compiled_warnings(rtorch.profile(torch.compile(Net()), X, measured_runs=2)) == []
 
 
 def test_training_steps_of_regionally_compiled_blocks_have_a_backward_region_each() -> None:
@@ -317,6 +322,10 @@ def test_a_graph_that_cannot_be_mapped_is_a_warning_not_an_error(monkeypatch: py
     monkeypatch.setattr(_torch_compiled, "_kernel_owners", unforeseen)
     p = rtorch.profile(torch.compile(Net()), X, measured_runs=2)
     assert len(p.data["runs"]) == 2
+    assert compiled_warnings(p)[0] == (
+        "6 module(s) run inside the compiled code of untuned_module:Net (torch.compile(module)) and are regions "
+        "made of the kernels traced to them; no forward graph of its compiled code was traced, so its time is in "
+        "the runs' residual: let its first call (the compile) run inside the profile.")
     assert compiled_warnings(p)[-1] == (
         "1 compiled graph(s) could not be mapped to modules (KeyError: 'a generated module of an unforeseen form'): "
         "their kernels' time is in the regions around their calls.")
