@@ -99,7 +99,7 @@ def main() -> None:
     }
     median = interleaved_medians(modes, options.reps)
     base = median["plain"]
-    print(f"BERT (2 layers, hidden 64, batch 4 x 32) training step, torch.compile(model), CPU, 1 thread")
+    print("BERT (2 layers, hidden 64, batch 4 x 32) training step, torch.compile(model), CPU, 1 thread")
     if options.compiles:
         compile_plain, compile_profiled = (statistics.median(compiles[k]) for k in (False, True))
         print(f"first step (compile, inductor caches off), median of {options.compiles}: plain "
