@@ -28,7 +28,7 @@ import torch
 import torch._dynamo
 import torch._inductor.config
 
-from bench_steps import interleaved_medians, make_model, print_modes
+from bench_steps import interleaved_medians, make_model, print_modes, seconds_per_step
 
 
 def main() -> None:
@@ -77,11 +77,7 @@ def main() -> None:
     assert "untuned_module:bert" in {r["id"] for r in p.profile.data["regions"]}
 
     def loop(step: Callable[[], None]) -> float:
-        start = time.thread_time()
-        for _ in range(options.steps):
-            train_step()
-            step()
-        return (time.thread_time() - start) / options.steps
+        return seconds_per_step(train_step, options.steps, step)
 
     def regionprof_mode(compiled_modules: bool) -> Callable[[], float]:
         def run() -> float:

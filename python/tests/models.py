@@ -1,4 +1,4 @@
-"""Small models the Python tests share (imported by the test files as ``models``)."""
+"""Small models the Python tests share, and their training step (imported by the test files as ``models``)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,11 @@ class Vae(nn.Module):
 
     def _private_helper(self) -> int:
         return 1
+
+
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor) -> None:
+    """One training step: forward, a loss, backward, the optimizer's step, zero_grad."""
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()

@@ -28,6 +28,7 @@ from torch._dynamo.utils import counters
 
 import regionprof
 import regionprof.torch as rtorch
+from models import train_step
 from regionprof._torch_compiled import common_owner, stack_entry_path
 
 torch._inductor.config.compile_threads = 1  # no compile worker pool: on 2 cores it only costs start-up
@@ -200,9 +201,7 @@ def test_training_steps_with_a_compiled_backward() -> None:
     x = torch.randn(8, 32)
     with rtorch.profiler(compiled, schedule=regionprof.schedule(wait=1, warmup=0, active=3)) as p:
         for _ in range(4):
-            compiled(x).sum().backward()
-            optimizer.step()
-            optimizer.zero_grad()
+            train_step(compiled, optimizer, x)
             p.step()
     assert [r["id"] for r in p.profile.data["regions"]] == [
         "untuned_module:a", "untuned_module:b", "untuned_module_backward:Net"]
@@ -226,9 +225,7 @@ def test_training_steps_of_regionally_compiled_blocks_have_a_backward_region_eac
     x = torch.randn(8, 32, requires_grad=True)  # so that a's backward region ends where its inputs' grads do
     with rtorch.profiler(net, every_level=True, schedule=regionprof.schedule(wait=1, warmup=0, active=3)) as p:
         for _ in range(4):
-            net(x).sum().backward()
-            optimizer.step()
-            optimizer.zero_grad()
+            train_step(net, optimizer, x)
             p.step()
     assert [r["id"] for r in p.profile.data["regions"]] == [
         "untuned_module:a", "untuned_module:b", "untuned_module_backward:b", "untuned_module_backward:a"]

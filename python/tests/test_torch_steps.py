@@ -17,6 +17,7 @@ from torch import nn
 
 import regionprof
 import regionprof.torch as rtorch
+from models import train_step
 
 
 def busy(seconds: float) -> None:
@@ -63,13 +64,6 @@ class Net(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(torch.relu(self.b(torch.relu(self.a(x)))))
-
-
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor) -> None:
-    loss = model(x).pow(2).mean()
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
 
 
 def run_regions(p: regionprof.Profile, run: int) -> Dict[str, Dict[str, Any]]:
