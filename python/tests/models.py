@@ -32,6 +32,31 @@ class Vae(nn.Module):
         return 1
 
 
+class LinearNormBlock(nn.Module):
+    """``relu(n(l(x)))``: what inductor fuses (the layer norm and the relu) across a module's children."""
+
+    def __init__(self, width: int = 32, out: int = 32) -> None:
+        super().__init__()
+        self.l = nn.Linear(width, out)
+        self.n = nn.LayerNorm(out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.n(self.l(x)))
+
+
+class Net(nn.Module):
+    """Two blocks and the root's own ``* 2``, which inductor fuses into ``b``'s last kernel (the compiled
+    tests' model; their module docstrings give inductor's kernels for it)."""
+
+    def __init__(self, width: int = 32, narrow: int = 32) -> None:
+        super().__init__()
+        self.a = LinearNormBlock(width, width)
+        self.b = LinearNormBlock(width, narrow)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)) * 2
+
+
 def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor) -> None:
     """One training step: forward, a loss, backward, the optimizer's step, zero_grad."""
     loss = model(x).pow(2).mean()

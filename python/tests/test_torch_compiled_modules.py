@@ -28,30 +28,10 @@ from torch._dynamo.utils import counters
 
 import regionprof
 import regionprof.torch as rtorch
-from models import train_step
+from models import LinearNormBlock as Block, Net, train_step
 from regionprof._torch_compiled import common_owner, stack_entry_path
 
 torch._inductor.config.compile_threads = 1  # no compile worker pool: on 2 cores it only costs start-up
-
-
-class Block(nn.Module):
-    def __init__(self, width: int = 32, out: int = 32) -> None:
-        super().__init__()
-        self.l = nn.Linear(width, out)
-        self.n = nn.LayerNorm(out)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.n(self.l(x)))
-
-
-class Net(nn.Module):
-    def __init__(self, width: int = 32, narrow: int = 32) -> None:
-        super().__init__()
-        self.a = Block(width, width)
-        self.b = Block(width, narrow)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.b(self.a(x)) * 2
 
 
 X = torch.randn(8, 32)
