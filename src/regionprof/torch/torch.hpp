@@ -16,6 +16,9 @@
 //   REGIONPROF_MODULE_REGION() opens its region there. A built-in module called directly from custom
 //   code is seen when called through regionprof::torch::call(module, args...). A Sequential called
 //   from custom code cannot be seen itself: its children take its place (they are wrapped).
+// - AOTInductor package (`.pt2`): no module runs, only kernels. The package made by
+//   regionprof.torch.aoti_compile_and_package names each kernel's module; one RecordFunction callback opens
+//   the module's region around each kernel's RecordFunction (instrument_package).
 //
 // A module called while its own region is open on the same thread (re-entrancy) opens no second span.
 // Regions are per thread: calls from several threads each get their own spans. This header includes
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "regionprof/regions/regions.hpp"
+#include "regionprof/trace/warnings.hpp"
 
 namespace torch::jit {
 struct Module;
@@ -107,6 +111,10 @@ class instrumentation {
   /// Region id -> module type name, for the report's `regions[].module_type` (trace::module_types).
   std::map<std::string, std::string> module_types() const;
 
+  /// What the instrumentation could not attribute, for the report (profile_options::warnings): for a
+  /// package, kernels traced to no module or run without a RecordFunction (`COMPILED_MODULES`).
+  std::vector<warning> warnings() const;
+
   /// Removes the instrumentation now; idempotent. Not concurrently with a forward of the model.
   void remove() noexcept;
 
@@ -115,6 +123,7 @@ class instrumentation {
  private:
   friend instrumentation instrument(const ::torch::jit::Module&, instrument_options);
   friend instrumentation instrument(::torch::nn::Module&, instrument_options);
+  friend instrumentation instrument_package(const std::string&, instrument_options, const std::string&);
   explicit instrumentation(std::unique_ptr<state> s) noexcept;
   std::unique_ptr<state> state_;
 };
@@ -139,6 +148,24 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
 /// model->forward(x);
 /// ```
 instrumentation instrument(::torch::nn::Module& module, instrument_options options = {});
+
+/// Instruments an AOTInductor package made by `regionprof.torch.aoti_compile_and_package` (Python): the
+/// modules of its model become regions made of the kernels traced to them (docs/design.md, rule 22; the
+/// package's `extra/regionprof_kernel_modules.json`), each kernel call one instance of its module's region
+/// and of its marked ancestors'. Discovery and `tuned`, `every_level`, `ops` (each kernel an op range too)
+/// and `memory` are as for a module; `backward` is refused. Run the package through its own
+/// `torch::inductor::AOTIModelPackageLoader`, on any thread. One package at a time (std::logic_error
+/// otherwise: kernel names repeat between packages). Throws std::invalid_argument naming the file when it is
+/// not a package or carries no mapping, and for a model name it does not hold.
+///
+/// ```
+/// torch::inductor::AOTIModelPackageLoader loader("model.pt2");
+/// auto handle = regionprof::torch::instrument_package("model.pt2", {.ops = true});
+/// options.warnings = handle.warnings();
+/// auto profile = regionprof::profile([&] { loader.run({x}); }, options);
+/// ```
+instrumentation instrument_package(const std::string& package_path, instrument_options options = {},
+                                   const std::string& model_name = "model");
 
 /// The region of an eager module, open for the scope when the module is instrumented (else a no-op
 /// costing one thread-local lookup). Use REGIONPROF_MODULE_REGION() in the module's forward.

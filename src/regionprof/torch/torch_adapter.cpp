@@ -1,7 +1,8 @@
 // The LibTorch adapter's one torch translation unit: discovery, TorchScript graph instrumentation,
-// eager Sequential wrapping, and the handle that undoes them.
+// eager Sequential wrapping, AOTInductor packages' kernel regions, and the handle that undoes them.
 #include <ATen/SequenceNumber.h>
 #include <ATen/record_function.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
@@ -14,6 +15,10 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/script.h>
 
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -128,15 +133,124 @@ shared_callback unwind_callback{[] {
       .scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
 }};
 
+// ---- AOTInductor packages at run time (instrument_package) ----------------------------------------
+//
+// Each kernel of an instrumented package runs under a RecordFunction named in the package's record; its
+// module's regions open inside that RecordFunction's start and close before its end. A name can stand for
+// several places (every Linear runs `aoti_torch_cpu_addmm_out`): places are counted per thread, from 0 at
+// each run of a loaded package (`AOTIModelContainerRunner::run` and `::boxed_run` are RecordFunctions
+// around every run). torch calls end callbacks in the order of the start callbacks, so two callbacks
+// cannot nest their ranges: while op ranges are recorded (instrument_options::ops) the op-range callback
+// opens the regions around each kernel's op range; otherwise package_callback does.
+namespace package_kernels {
+
+using chain = std::vector<detail::slot_id>;  // regions to open around a kernel, outermost first
+
+struct kernel {
+  std::size_t index = 0;      // into thread_places::next
+  std::vector<chain> places;  // by place in a run
+};
+
+struct table {
+  std::map<std::string, kernel, std::less<>> kernels;  // by RecordFunction name
+};
+
+// The instrumented package's table, or nullptr. Tables are never freed: a callback that began before
+// remove() may still read one (as slots, they live for the process).
+std::atomic<const table*> current{nullptr};
+// Whether the op-range callback is registered (it then opens the regions, package_callback stands back).
+std::atomic<bool> op_ranges_on{false};
+
+struct open_kernel {
+  const at::RecordFunction* function;  // opened by package_callback for this RecordFunction, or
+  std::size_t op_depth;                // (function nullptr) by the op-range callback at this op depth
+  const chain* regions;
+};
+
+struct thread_places {
+  const table* of = nullptr;
+  std::vector<std::uint32_t> next;  // per kernel: its next place in this run
+  std::vector<open_kernel> open;    // kernels whose regions are open, innermost last
+  std::size_t op_depth = 0;         // op ranges open on this thread
+};
+
+thread_local thread_places places;
+
+bool is_run(std::string_view name) {
+  return name == "AOTIModelContainerRunner::run" || name == "AOTIModelContainerRunner::boxed_run";
+}
+
+/// At a RecordFunction's start: a run resets the places, a kernel opens its regions (tagged `opened`).
+void start(std::string_view name, open_kernel opened) noexcept {
+  const table* kernels = current.load(std::memory_order_acquire);
+  if (kernels == nullptr) return;
+  thread_places& here = places;
+  try {
+    if (here.of != kernels) {
+      here.of = kernels;
+      here.next.assign(kernels->kernels.size(), 0);
+    }
+    if (is_run(name)) {
+      std::fill(here.next.begin(), here.next.end(), 0);
+      return;
+    }
+    const auto found = kernels->kernels.find(name);
+    if (found == kernels->kernels.end()) return;
+    const kernel& k = found->second;
+    std::uint32_t& next = here.next[k.index];
+    opened.regions = &k.places[next % k.places.size()];
+    ++next;
+    if (opened.regions->empty()) return;
+    here.open.push_back(opened);
+  } catch (...) {
+    return;  // std::bad_alloc growing this thread's vectors: this kernel goes without its regions
+  }
+  for (const detail::slot_id slot : *opened.regions) detail::enter(slot);
+}
+
+/// At a RecordFunction's end: closes the regions its start opened (`opened`'s tag), if any.
+void end(const at::RecordFunction* function, std::size_t op_depth) noexcept {
+  thread_places& here = places;
+  if (here.open.empty() || here.open.back().function != function || here.open.back().op_depth != op_depth) return;
+  const chain& regions = *here.open.back().regions;
+  for (auto slot = regions.rbegin(); slot != regions.rend(); ++slot) detail::exit(*slot);
+  here.open.pop_back();
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& function) {
+  if (!op_ranges_on.load(std::memory_order_relaxed)) start(function.name(), {&function, 0, nullptr});
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& function, at::ObserverContext*) { end(&function, 0); }
+
+}  // namespace package_kernels
+
+shared_callback package_callback{[] {
+  return at::RecordFunctionCallback(&package_kernels::on_start, &package_kernels::on_end)
+      .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE});
+}};
+
 // ---- Op ranges (instrument_options::ops) ---------------------------------------------------------
 //
 // Each aten operator and autograd function an NVTX range in the default domain (op_ranges.hpp): what
 // torch's emit_nvtx gives, less its per-call suffix (`, seq = N, op_id = M`), and what rule 20 keys the
 // ops per region by.
-int push_op_range(const char* name) { return nvtxRangePushA(name); }
-int pop_op_range() { return nvtxRangePop(); }
+// An instrumented package's kernel opens its module's regions around its op range (package_kernels), as
+// a module's region is around its ops.
+int push_op_range(const char* name) {
+  package_kernels::start(name, {nullptr, ++package_kernels::places.op_depth, nullptr});
+  return nvtxRangePushA(name);
+}
 
-shared_callback op_range_callback{[] { return op_ranges::callback<&push_op_range, &pop_op_range>(); }};
+int pop_op_range() {
+  const int depth = nvtxRangePop();
+  package_kernels::end(nullptr, package_kernels::places.op_depth--);
+  return depth;
+}
+
+shared_callback op_range_callback{[] { return op_ranges::callback<&push_op_range, &pop_op_range>(); },
+                                  [](bool on) noexcept { package_kernels::op_ranges_on.store(on); }};
 
 // ---- Memory events (instrument_options::memory) ----------------------------------------------------
 //
@@ -273,6 +387,11 @@ struct discovery {
   std::vector<std::size_t> marked;
   std::vector<module_region> regions;
 };
+
+/// `<name>` of a region `<kind>:<name>`.
+std::string region_name(const module_region& region) {
+  return region.region_id.substr(to_string(region.kind).size() + 1);
+}
 
 /// Applies the reference's rules to `tree` (tree[0] is the root).
 discovery discover(const std::vector<discovered>& tree, const instrument_options& options) {
@@ -452,6 +571,136 @@ std::vector<discovered> scan_eager(nn::Module& root, std::vector<std::shared_ptr
   return tree;
 }
 
+// ---- AOTInductor packages: the record (instrument_package) -----------------------------------------
+//
+// A package made by regionprof.torch.aoti_compile_and_package carries `extra/regionprof_kernel_modules.json`:
+// per model, its modules and its kernels in call order, each with the name of the RecordFunction it runs
+// under (`graph_0_cpp_fused_..._0`, `aoti_torch_cpu_addmm_out`) and its module (docs/design.md, rule 22),
+// or null when none could be traced. One package at a time: generated names (`graph_0_...`) repeat between
+// packages and a RecordFunction does not say which package it belongs to.
+
+constexpr const char* kernel_modules_record = "extra/regionprof_kernel_modules.json";
+constexpr std::string_view kernel_modules_format = "regionprof kernel modules";
+constexpr std::int64_t kernel_modules_version = 1;
+
+
+/// The package's record, as text. Throws std::invalid_argument naming the file and what is wrong.
+std::string read_kernel_modules(const std::string& path) {
+  const std::string where = "regionprof::torch::instrument_package: '" + path + "'";
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    if (!reader.hasRecord(kernel_modules_record)) {
+      throw std::invalid_argument(where + " has no " + kernel_modules_record +
+                                  ": package the model with regionprof.torch.aoti_compile_and_package (docs/torch.md, "
+                                  "AOTInductor) for its kernels to be traced to modules");
+    }
+    auto [data, size] = reader.getRecord(kernel_modules_record);
+    return std::string(static_cast<const char*>(data.get()), size);
+  } catch (const c10::Error& error) {
+    throw std::invalid_argument(where + " cannot be read as a .pt2 package: " + error.what_without_backtrace());
+  }
+}
+
+/// One model of the record: its module tree (tree[0] the root; containers the record does not list, the
+/// parents of listed modules, are added as not callable) and its kernels as (name, module path or none).
+struct package_model {
+  std::vector<discovered> tree;
+  std::vector<std::pair<std::string, std::optional<std::string>>> kernels;
+  std::vector<std::string> unrecorded;  // kernels without a RecordFunction (Triton kernels of a GPU package)
+};
+
+package_model parse_kernel_modules(const std::string& text, const std::string& path, const std::string& model) {
+  const std::string where = "regionprof::torch::instrument_package: '" + path + "' (" + kernel_modules_record + ")";
+  const auto fail = [&](const std::string& what) { return std::invalid_argument(where + ": " + what); };
+  boost::system::error_code parse_error;
+  const boost::json::value document = boost::json::parse(text, parse_error);
+  if (parse_error) throw fail("not JSON (" + parse_error.message() + ")");
+  const auto* top = document.if_object();
+  const auto* format = top ? top->if_contains("format") : nullptr;
+  if (format == nullptr || !format->is_string() || format->get_string() != kernel_modules_format) {
+    throw fail(std::string("no \"format\": \"") + std::string(kernel_modules_format) + "\"");
+  }
+  const auto* version = top->if_contains("version");
+  if (version == nullptr || !version->is_int64() || version->get_int64() != kernel_modules_version) {
+    throw fail("version " + (version ? boost::json::serialize(*version) : std::string("missing")) +
+               ", this regionprof reads version " + std::to_string(kernel_modules_version) +
+               " (package the model again with this regionprof)");
+  }
+  const auto* models = top->if_contains("models");
+  const auto* entry = models && models->is_object() ? models->get_object().if_contains(model) : nullptr;
+  if (entry == nullptr || !entry->is_object()) {
+    std::string names;
+    if (models && models->is_object()) {
+      for (const auto& m : models->get_object()) names += (names.empty() ? "" : ", ") + std::string(m.key());
+    }
+    throw fail("no model '" + model + "' (models: " + (names.empty() ? "none" : names) + ")");
+  }
+  const auto string_member = [&](const boost::json::value& item, std::string_view key, std::string_view list) {
+    const auto* member = item.is_object() ? item.get_object().if_contains(key) : nullptr;
+    if (member == nullptr || !member->is_string()) {
+      throw fail(std::string(list) + ": an item without a string \"" + std::string(key) + "\"");
+    }
+    return std::string(member->get_string());
+  };
+  const auto array_member = [&](std::string_view key) -> const boost::json::array& {
+    const auto* member = entry->get_object().if_contains(key);
+    if (member == nullptr || !member->is_array()) {
+      throw fail("model '" + model + "' has no \"" + std::string(key) + "\" list");
+    }
+    return member->get_array();
+  };
+
+  package_model result;
+  std::unordered_map<std::string, std::size_t> index_of;
+  result.tree.push_back({"", "Module", true, {}});
+  index_of.emplace("", 0);
+  const auto add = [&](auto&& self, const std::string& module_path, const std::string& type,
+                       bool callable) -> std::size_t {
+    if (const auto known = index_of.find(module_path); known != index_of.end()) {
+      discovered& node = result.tree[known->second];
+      if (callable && !node.callable) node = {node.path, type, true, node.children};
+      return known->second;
+    }
+    const auto dot = module_path.rfind('.');
+    const std::string parent_path = dot == std::string::npos ? std::string() : module_path.substr(0, dot);
+    const std::size_t parent = self(self, parent_path, "", false);
+    result.tree.push_back({module_path, type, callable, {}});
+    result.tree[parent].children.push_back(result.tree.size() - 1);
+    index_of.emplace(module_path, result.tree.size() - 1);
+    return result.tree.size() - 1;
+  };
+  for (const auto& module : array_member("modules")) {
+    const std::string module_path = string_member(module, "path", "modules");
+    std::string type = short_type_name(string_member(module, "type", "modules"));
+    if (module_path.empty()) {
+      result.tree[0].type = std::move(type);
+    } else {
+      add(add, module_path, type, true);
+    }
+  }
+  for (const auto& k : array_member("kernels")) {
+    std::string name = string_member(k, "name", "kernels");
+    const auto* module = k.is_object() ? k.get_object().if_contains("module") : nullptr;
+    if (module != nullptr && module->is_string()) {
+      const std::string owner(module->get_string());
+      if (index_of.count(owner) == 0) {
+        throw fail("kernel '" + name + "' belongs to module '" + owner + "', which \"modules\" does not list");
+      }
+      result.kernels.emplace_back(std::move(name), owner);
+    } else if (module == nullptr || module->is_null()) {
+      result.kernels.emplace_back(std::move(name), std::nullopt);
+    } else {
+      throw fail("kernel '" + name + "': \"module\" is neither a string nor null");
+    }
+  }
+  if (const auto* unrecorded = entry->get_object().if_contains("unrecorded"); unrecorded && unrecorded->is_array()) {
+    for (const auto& k : unrecorded->get_array()) {
+      if (k.is_string()) result.unrecorded.emplace_back(k.get_string());
+    }
+  }
+  return result;
+}
+
 }  // namespace
 
 namespace detail {
@@ -546,6 +795,8 @@ struct instrumentation::state {
   bool holds_unwind_callback = false;
   bool holds_op_ranges = false;  // instrument_options::ops
   bool holds_backward = false;   // instrument_options::backward
+  bool holds_package = false;    // instrument_package: package_callback and package_kernels::current
+  std::vector<warning> warnings;  // what could not be marked (instrumentation::warnings)
   std::unique_ptr<memory_reporting::installation> memory;  // instrument_options::memory
 
   // Eager: bound modules (kept alive) and wrapped Sequential children.
@@ -584,6 +835,11 @@ struct instrumentation::state {
       backward_callback.release();
       holds_backward = false;
     }
+    if (holds_package) {
+      package_callback.release();
+      package_kernels::current.store(nullptr, std::memory_order_release);
+      holds_package = false;
+    }
     memory.reset();
   }
 
@@ -618,7 +874,8 @@ instrumentation::~instrumentation() = default;
   if (!state_ || !state_->scripted) {
     throw std::logic_error(
         "regionprof::torch::instrumentation::module(): no TorchScript module here (an eager model is "
-        "instrumented in place: call it directly; or the instrumentation was removed)");
+        "instrumented in place: call it directly; a package runs through its own AOTIModelPackageLoader; or the "
+        "instrumentation was removed)");
   }
   return *state_->scripted;
 }
@@ -633,6 +890,8 @@ std::map<std::string, std::string> instrumentation::module_types() const {
   for (const auto& region : regions()) types.emplace(region.region_id, region.module_type);
   return types;
 }
+
+std::vector<warning> instrumentation::warnings() const { return state_ ? state_->warnings : std::vector<warning>{}; }
 
 void instrumentation::remove() noexcept {
   if (state_) state_->undo();
@@ -676,7 +935,7 @@ instrumentation instrument(const ::torch::jit::Module& module, instrument_option
   for (std::size_t k = 0; k < found.marked.size(); ++k) {
     const std::size_t i = found.marked[k];
     const module_region& region = found.regions[k];
-    const std::string name = region.region_id.substr(to_string(region.kind).size() + 1);
+    const std::string name = region_name(region);
     slot_of.emplace(std::pair{i, std::string("forward")}, detail::intern_slot(region.kind, name));
     regions.push_back(region);
     const auto methods = methods_of.find(instances[i].type().get());
@@ -726,7 +985,7 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
   for (std::size_t k = 0; k < found.marked.size(); ++k) {
     const std::size_t i = found.marked[k];
     const module_region& region = found.regions[k];
-    const std::string name = region.region_id.substr(to_string(region.kind).size() + 1);
+    const std::string name = region_name(region);
     const detail::slot_id slot = detail::intern_slot(region.kind, name);
     const std::shared_ptr<::torch::nn::Module>& target = instances[i];
     detail::bind_module(target.get(), slot);
@@ -743,6 +1002,75 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
     }
   }
   s->regions = std::move(found.regions);
+  s->acquire_callbacks(options);
+  s->install_memory_reporting(options);
+  return instrumentation(std::move(s));
+}
+
+instrumentation instrument_package(const std::string& package_path, instrument_options options,
+                                   const std::string& model_name) {
+  if (options.backward) {
+    throw std::invalid_argument("regionprof::torch::instrument_package: backward = true, but an AOTInductor package "
+                                "runs inference only");
+  }
+  const package_model model = parse_kernel_modules(read_kernel_modules(package_path), package_path, model_name);
+  discovery found = discover(model.tree, options);
+  std::unordered_map<std::string, detail::slot_id> slot_of;  // marked module path -> its slot
+  for (std::size_t k = 0; k < found.marked.size(); ++k) {
+    const module_region& region = found.regions[k];
+    slot_of.emplace(region.path, detail::intern_slot(region.kind, region_name(region)));
+  }
+  auto kernels = std::make_unique<package_kernels::table>();
+  std::size_t untraced = 0;
+  std::string untraced_names;
+  for (const auto& [name, module] : model.kernels) {
+    package_kernels::chain regions;
+    if (module) {
+      // The marked modules among the kernel's module and its ancestors, outermost first.
+      std::vector<std::string> lineage{""};
+      for (auto dot = module->find('.'); dot != std::string::npos; dot = module->find('.', dot + 1)) {
+        lineage.push_back(module->substr(0, dot));
+      }
+      if (!module->empty()) lineage.push_back(*module);
+      for (const std::string& path : lineage) {
+        if (const auto slot = slot_of.find(path); slot != slot_of.end()) regions.push_back(slot->second);
+      }
+    } else if (++untraced <= 5) {
+      untraced_names += (untraced_names.empty() ? "" : ", ") + name;
+    }
+    const auto [entry, inserted] = kernels->kernels.try_emplace(name);
+    if (inserted) entry->second.index = kernels->kernels.size() - 1;
+    entry->second.places.push_back(std::move(regions));
+  }
+
+  auto s = std::make_unique<instrumentation::state>();
+  s->regions = std::move(found.regions);
+  if (untraced != 0) {
+    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
+                           std::to_string(untraced) + " kernel call(s) of the package '" + package_path +
+                               "' could not be traced to a module (" + untraced_names + (untraced > 5 ? ", ..." : "") +
+                               "): their time is in the region around them, or the residual"});
+  }
+  if (!model.unrecorded.empty()) {
+    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
+                           std::to_string(model.unrecorded.size()) + " kernel(s) of the package '" + package_path +
+                               "' run without a RecordFunction (Triton kernels of a GPU package, " +
+                               model.unrecorded.front() + (model.unrecorded.size() > 1 ? ", ..." : "") +
+                               "): their time is in the region around them, or the residual"});
+  }
+  const package_kernels::table* none = nullptr;
+  if (!package_kernels::current.compare_exchange_strong(none, kernels.get(), std::memory_order_acq_rel)) {
+    throw std::logic_error("regionprof::torch::instrument_package: another package is instrumented; remove() its "
+                           "instrumentation first (one package at a time: kernel names repeat between packages)");
+  }
+  kernels.release();  // never freed (package_kernels::current)
+  try {
+    package_callback.acquire();
+  } catch (...) {
+    package_kernels::current.store(nullptr, std::memory_order_release);
+    throw;
+  }
+  s->holds_package = true;
   s->acquire_callbacks(options);
   s->install_memory_reporting(options);
   return instrumentation(std::move(s));
