@@ -23,6 +23,7 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
     ) from _error
 
 from regionprof import _keywords, _native, _steps, _torch_compiled, _torch_ops
+from regionprof._torch_aoti import aoti_compile_and_package
 from regionprof._api import Profile, _check_bool, _run_native
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
     from regionprof._options import ProfileOptions, StepOptions
 
-__all__ = ["profile", "profiler", "discover", "ModuleRegion"]
+__all__ = ["profile", "profiler", "discover", "ModuleRegion", "aoti_compile_and_package"]
 
 _CONTAINERS = (nn.ModuleList, nn.ModuleDict)
 _MODULE_ATTRIBUTES = frozenset(dir(nn.Module))

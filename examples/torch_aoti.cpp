@@ -1,0 +1,134 @@
+// torch_aoti: an AOTInductor package run from LibTorch, profiled module by module through regionprof::profile.
+//
+// Make the package in Python with regionprof.torch.aoti_compile_and_package (docs/torch.md, "AOTInductor"):
+// it is torch's aoti_compile_and_package plus the record of which module each kernel belongs to. Here the
+// package is loaded with torch::inductor::AOTIModelPackageLoader, as a deployment would, and
+// regionprof::torch::instrument_package makes its modules regions: each kernel call one instance of its
+// module's region. The input is one float tensor of the given shape (random, fixed seed).
+//
+// Usage: torch_aoti PACKAGE --input-shape 8,32 [-o profile.json] [--model NAME] [--every-level] [--ops]
+//                   [--runs N]
+// Prints the Markdown report.
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/torch.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "regionprof/harness/harness.hpp"
+#include "regionprof/torch/torch.hpp"
+
+namespace {
+
+struct arguments {
+  std::string package;
+  std::vector<std::int64_t> input_shape;
+  std::optional<std::string> json_path;
+  std::string model = "model";
+  bool every_level = false;
+  bool ops = false;
+  std::size_t runs = 10;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::fprintf(stderr,
+               "torch_aoti: %s\nusage: torch_aoti PACKAGE --input-shape D0,D1,... [-o profile.json] [--model NAME] "
+               "[--every-level] [--ops] [--runs N]\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+std::size_t positive(std::string_view flag, std::string_view text) {
+  std::size_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value == 0) {
+    usage(std::string(flag) + " needs a positive integer, got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+std::vector<std::int64_t> shape(std::string_view text) {
+  std::vector<std::int64_t> dims;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    dims.push_back(static_cast<std::int64_t>(positive("--input-shape", text.substr(0, comma))));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  if (dims.empty()) usage("--input-shape needs dimensions, e.g. 8,32");
+  return dims;
+}
+
+arguments parse_arguments(int argc, char** argv) {
+  arguments args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    const auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "-o" || flag == "--output") {
+      args.json_path = std::string(value());
+    } else if (flag == "--input-shape") {
+      args.input_shape = shape(value());
+    } else if (flag == "--model") {
+      args.model = std::string(value());
+    } else if (flag == "--every-level") {
+      args.every_level = true;
+    } else if (flag == "--ops") {
+      args.ops = true;
+    } else if (flag == "--runs") {
+      args.runs = positive(flag, value());
+    } else if (flag == "-h" || flag == "--help") {
+      usage("profiles an AOTInductor package module by module and prints the report");
+    } else if (!flag.empty() && flag[0] != '-' && args.package.empty()) {
+      args.package = std::string(flag);
+    } else {
+      usage("unknown argument '" + std::string(flag) + "'");
+    }
+  }
+  if (args.package.empty()) usage("no package given");
+  if (args.input_shape.empty()) usage("--input-shape is required");
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const arguments args = parse_arguments(argc, argv);
+  try {
+    torch::manual_seed(0);
+    at::set_num_threads(1);  // one intra-op thread: steadier per-run times on a small, shared machine
+    const c10::InferenceMode inference;
+    // Instrumented first: a package that carries no module record is refused before anything loads.
+    regionprof::torch::instrument_options instrument_options;
+    instrument_options.every_level = args.every_level;
+    instrument_options.ops = args.ops;
+    auto handle = regionprof::torch::instrument_package(args.package, instrument_options, args.model);
+    torch::inductor::AOTIModelPackageLoader loader(args.package, args.model);
+    const std::vector<at::Tensor> inputs{torch::randn(args.input_shape)};
+
+    regionprof::profile_options options;
+    options.measured_runs = args.runs;
+    options.module_types = handle.module_types();
+    options.warnings = handle.warnings();
+    options.target_type = "torch::inductor::AOTIModelPackageLoader";
+    const regionprof::Profile profile = regionprof::profile([&] { loader.run(inputs); }, options);
+    std::cout << regionprof::to_markdown(profile);
+    if (args.json_path) {
+      regionprof::write_json(profile, *args.json_path);
+      std::cout << "wrote " << *args.json_path << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "torch_aoti: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

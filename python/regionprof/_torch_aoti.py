@@ -1,0 +1,156 @@
+"""AOTInductor packages whose kernels the LibTorch adapter attributes to modules (docs/torch.md, "AOTInductor").
+
+:func:`aoti_compile_and_package` is torch's ``torch._inductor.aoti_compile_and_package`` with two inductor
+settings turned on and one file added to the package:
+
+- ``cpp.enable_kernel_profile``: each generated CPU kernel runs under a RecordFunction of its own
+  (``graph_0_cpp_fused_native_layer_norm_relu_0``), as each extern kernel (``aoti_torch_cpu_addmm_out``)
+  already does;
+- ``trace.provenance_tracking_level = 1``: the package's ``kernel_information.json`` gives, per kernel in
+  call order (``aoti_torch_cpu_addmm_out:1``), the exported program's nodes it computes;
+- ``extra/regionprof_kernel_modules.json`` (:data:`KERNEL_MODULES_RECORD`): per model of the package, its
+  modules (path and type, from the exported program's ``nn_module_stack``), its kernels in call order, each
+  with the name its RecordFunction has at run time and the module it belongs to (the deepest module
+  containing every node it computes, docs/design.md, rule 22; null when no node has a module), and the
+  kernels that run without a RecordFunction (``unrecorded``). The exported program is not in the package,
+  so this is the only time the modules are known.
+
+``regionprof::torch::instrument_package`` reads that file and opens each kernel's module region around the
+kernel's RecordFunction.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import warnings
+import zipfile
+from typing import IO, Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import torch
+
+from regionprof._torch_compiled import common_owner
+
+#: The record the package gains, relative to the archive's folder (torch's PT2 archives keep extra files
+#: under ``extra/``).
+KERNEL_MODULES_RECORD = "extra/regionprof_kernel_modules.json"
+#: What the record's ``format`` key says, and its version; the C++ reader checks both.
+KERNEL_MODULES_FORMAT = "regionprof kernel modules"
+KERNEL_MODULES_VERSION = 1
+
+#: The inductor settings a package needs for its kernels to be seen at run time and traced to nodes.
+INDUCTOR_CONFIGS: Mapping[str, Any] = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
+
+_KERNEL_INFORMATION = re.compile(r"data/aotinductor/([^/]+)/kernel_information\.json$")
+# The name a generated kernel's RecordFunction has: `graph_<id>_<kernel>` (inductor's codegen/cpp.py).
+_RECORDED_NAME = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\("([^"]+)"')
+
+
+def aoti_compile_and_package(exported_program: "torch.export.ExportedProgram", *,
+                             package_path: Union[str, "os.PathLike[str]", IO[bytes], None] = None,
+                             inductor_configs: Optional[Mapping[str, Any]] = None) -> str:
+    """``torch._inductor.aoti_compile_and_package`` whose package the LibTorch adapter profiles module by
+    module (``regionprof::torch::instrument_package``): the same arguments and result.
+
+    >>> ep = torch.export.export(model.eval(), (x,))
+    >>> path = regionprof.torch.aoti_compile_and_package(ep, package_path="model.pt2")
+
+    Raises ValueError when ``inductor_configs`` turns off a setting the mapping needs (:data:`INDUCTOR_CONFIGS`).
+    Kernels that run without a RecordFunction (Triton kernels of a GPU package) cannot be attributed; a
+    ``UserWarning`` says how many, and their time stays in the region around them.
+    """
+    configs = dict(inductor_configs or {})
+    for key, value in INDUCTOR_CONFIGS.items():
+        if key in configs and configs[key] != value:
+            raise ValueError(f"aoti_compile_and_package: inductor_configs[{key!r}] must be {value!r} for "
+                             f"the kernels to be attributed to modules (got {configs[key]!r}); leave it out")
+        configs[key] = value
+    result = torch._inductor.aoti_compile_and_package(exported_program, package_path=package_path,
+                                                      inductor_configs=configs)
+    target = package_path if package_path is not None and not isinstance(package_path, (str, os.PathLike)) \
+        else result
+    _add_kernel_modules(target, exported_program)
+    return result
+
+
+def _module_tree(exported_program: Any) -> Tuple[List[Dict[str, str]], Dict[str, Tuple[str, ...]]]:
+    """The modules seen in the program's ``nn_module_stack`` (parents first) and each node's module path."""
+    modules: Dict[str, str] = {}
+    owner_of: Dict[str, Tuple[str, ...]] = {}
+    for node in exported_program.graph.nodes:
+        stack = node.meta.get("nn_module_stack") or {}
+        for path, type_name in stack.values():
+            modules.setdefault(path, type_name if isinstance(type_name, str) else getattr(type_name, "__name__", ""))
+        if stack:
+            innermost = list(stack.values())[-1][0]
+            owner_of[node.name] = tuple(innermost.split(".")) if innermost else ()
+    if "" not in modules:
+        modules = {"": type(exported_program.module()).__name__, **modules}
+    return [{"path": path, "type": type_name} for path, type_name in modules.items()], owner_of
+
+
+def _handle_order(key: str) -> int:
+    _, _, number = key.rpartition(":")
+    return int(number) if number.isdigit() else 0
+
+
+def kernel_modules(exported_program: Any, kernel_information: Mapping[str, Any],
+                   recorded_names: List[str]) -> Tuple[Dict[str, Any], List[str]]:
+    """One model's entry of the record, and the kernels that run without a RecordFunction.
+
+    ``kernel_information``: the package's ``kernel_information.json`` (``"<kernel>:<handle>"`` -> facts, with
+    ``pre_grad_nodes``); ``recorded_names``: the RecordFunction names the generated kernels have.
+    """
+    modules, owner_of = _module_tree(exported_program)
+    kernels: List[Dict[str, Any]] = []
+    unrecorded: List[str] = []
+    for key in sorted(kernel_information, key=_handle_order):
+        kernel = key.rpartition(":")[0] or key
+        name = next((recorded for recorded in recorded_names
+                     if recorded == kernel or re.fullmatch(rf"graph_\d+_{re.escape(kernel)}", recorded)), None)
+        if name is None and kernel.startswith("aoti_torch_"):
+            name = kernel  # extern kernels run under a RecordFunction of their own name (the wrapper's)
+        if name is None:
+            unrecorded.append(key)
+            continue
+        nodes = list(kernel_information[key].get("pre_grad_nodes") or [])
+        owners = [owner_of[n] for n in nodes if n in owner_of]
+        kernels.append({"name": name, "handle": key, "nodes": nodes,
+                        "module": ".".join(common_owner(owners)) if owners else None})
+    return {"modules": modules, "kernels": kernels, "unrecorded": unrecorded}, unrecorded
+
+
+def _add_kernel_modules(package: Union[str, "os.PathLike[str]", IO[bytes]], exported_program: Any) -> None:
+    with zipfile.ZipFile(package, "r") as archive:
+        names = archive.namelist()
+        folder = names[0].split("/", 1)[0] if names else "archive"
+        recorded: List[str] = []
+        for name in names:
+            if name.endswith(".cpp"):
+                recorded.extend(_RECORDED_NAME.findall(archive.read(name).decode("utf-8", "replace")))
+        models: Dict[str, Any] = {}
+        unrecorded: List[str] = []
+        for name in names:
+            found = _KERNEL_INFORMATION.search(name)
+            if found is None:
+                continue
+            entry, missing = kernel_modules(exported_program, json.loads(archive.read(name)), recorded)
+            models[found.group(1)] = entry
+            unrecorded.extend(missing)
+    if not models:
+        raise RuntimeError("aoti_compile_and_package: the package has no kernel_information.json; this torch "
+                           f"({torch.__version__}) does not keep AOTInductor's provenance")
+    record = {"format": KERNEL_MODULES_FORMAT, "version": KERNEL_MODULES_VERSION, "models": models}
+    if isinstance(package, io.IOBase):
+        package.seek(0)
+    with zipfile.ZipFile(package, "a", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr(f"{folder}/{KERNEL_MODULES_RECORD}", json.dumps(record, indent=1))
+    if isinstance(package, io.IOBase):
+        package.seek(0)
+    if unrecorded:
+        warnings.warn(f"aoti_compile_and_package: {len(unrecorded)} kernel(s) run without a RecordFunction "
+                      f"({', '.join(unrecorded[:5])}{', ...' if len(unrecorded) > 5 else ''}): their time "
+                      "stays in the region around them (Triton kernels of a GPU package are such)",
+                      stacklevel=3)
