@@ -99,7 +99,9 @@ def tree(p: regionprof.Profile) -> Dict[str, float]:
 
 
 def warning_codes(p: regionprof.Profile) -> List[str]:
-    return [w["code"] for w in p.data["warnings"] if w["code"] != "DEVICE_TRACING_UNAVAILABLE"]
+    """The warnings about the ranges and the mapping (not the machine's: MACHINE_LOADED under a busy suite)."""
+    return [w["code"] for w in p.data["warnings"]
+            if w["code"] in ("COMPILED_MODULES", "OVERLAPPING_RANGES", "UNBALANCED_RANGES", "NVTX_TOOL_CONFLICT")]
 
 
 def test_the_record_names_each_kernels_module(package: Path) -> None:
