@@ -27,11 +27,11 @@ import os
 import re
 import warnings
 import zipfile
-from typing import IO, Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import IO, Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 import torch
 
-from regionprof._torch_compiled import common_owner
+from regionprof._torch_compiled import common_owner, is_view
 
 #: The record the package gains, relative to the archive's folder (torch's PT2 archives keep extra files
 #: under ``extra/``).
@@ -44,8 +44,11 @@ KERNEL_MODULES_VERSION = 1
 INDUCTOR_CONFIGS: Mapping[str, Any] = {"cpp.enable_kernel_profile": True, "trace.provenance_tracking_level": 1}
 
 _KERNEL_INFORMATION = re.compile(r"data/aotinductor/([^/]+)/kernel_information\.json$")
-# The name a generated kernel's RecordFunction has: `graph_<id>_<kernel>` (inductor's codegen/cpp.py).
 _RECORDED_NAME = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\("([^"]+)"')
+# The name a generated kernel's RecordFunction has, for a kernel named {}: `graph_<id>_<kernel>` for a C++
+# kernel (inductor's codegen/cpp.py), `kernels_.<kernel>` for a Triton kernel's launch in a GPU package
+# (codegen/cpp_wrapper_gpu.py), the kernel's own name for an extern kernel.
+_RECORDED_FORM = r"(?:graph_\d+_|kernels_\.)?{}"
 
 
 def aoti_compile_and_package(exported_program: "torch.export.ExportedProgram", *,
@@ -58,8 +61,8 @@ def aoti_compile_and_package(exported_program: "torch.export.ExportedProgram", *
     >>> path = regionprof.torch.aoti_compile_and_package(ep, package_path="model.pt2")
 
     Raises ValueError when ``inductor_configs`` turns off a setting the mapping needs (:data:`INDUCTOR_CONFIGS`).
-    Kernels that run without a RecordFunction (Triton kernels of a GPU package) cannot be attributed; a
-    ``UserWarning`` says how many, and their time stays in the region around them.
+    Kernels that run without a RecordFunction (a kernel whose launch inductor does not wrap) cannot be
+    attributed; a ``UserWarning`` says how many, and their time stays in the region around them.
     """
     configs = dict(inductor_configs or {})
     for key, value in INDUCTOR_CONFIGS.items():
@@ -75,20 +78,24 @@ def aoti_compile_and_package(exported_program: "torch.export.ExportedProgram", *
     return result
 
 
-def _module_tree(exported_program: Any) -> Tuple[List[Dict[str, str]], Dict[str, Tuple[str, ...]]]:
-    """The modules seen in the program's ``nn_module_stack`` (parents first) and each node's module path."""
-    modules: Dict[str, str] = {}
+def _module_tree(exported_program: Any) -> Tuple[List[Dict[str, str]], Dict[str, Tuple[str, ...]], Set[str]]:
+    """The modules seen in the program's ``nn_module_stack`` (parents first), each node's module path, and
+    the nodes that only view their input (rule 22 leaves them aside when a kernel computes more)."""
+    modules: Dict[str, str] = {"": "Module"}
     owner_of: Dict[str, Tuple[str, ...]] = {}
+    views: Set[str] = set()
     for node in exported_program.graph.nodes:
+        if is_view(node):
+            views.add(node.name)
         stack = node.meta.get("nn_module_stack") or {}
         for path, type_name in stack.values():
-            modules.setdefault(path, type_name if isinstance(type_name, str) else getattr(type_name, "__name__", ""))
+            name = type_name if isinstance(type_name, str) else getattr(type_name, "__qualname__", "Module")
+            if path not in modules or path == "":
+                modules[path] = name
         if stack:
             innermost = list(stack.values())[-1][0]
             owner_of[node.name] = tuple(innermost.split(".")) if innermost else ()
-    if "" not in modules:
-        modules = {"": type(exported_program.module()).__name__, **modules}
-    return [{"path": path, "type": type_name} for path, type_name in modules.items()], owner_of
+    return [{"path": path, "type": type_name} for path, type_name in modules.items()], owner_of, views
 
 
 def _handle_order(key: str) -> int:
@@ -103,22 +110,24 @@ def kernel_modules(exported_program: Any, kernel_information: Mapping[str, Any],
     ``kernel_information``: the package's ``kernel_information.json`` (``"<kernel>:<handle>"`` -> facts, with
     ``pre_grad_nodes``); ``recorded_names``: the RecordFunction names the generated kernels have.
     """
-    modules, owner_of = _module_tree(exported_program)
+    modules, owner_of, views = _module_tree(exported_program)
     kernels: List[Dict[str, Any]] = []
     unrecorded: List[str] = []
     for key in sorted(kernel_information, key=_handle_order):
         kernel = key.rpartition(":")[0] or key
-        name = next((recorded for recorded in recorded_names
-                     if recorded == kernel or re.fullmatch(rf"graph_\d+_{re.escape(kernel)}", recorded)), None)
+        form = re.compile(_RECORDED_FORM.format(re.escape(kernel)))
+        name = next((recorded for recorded in recorded_names if form.fullmatch(recorded)), None)
         if name is None and kernel.startswith("aoti_torch_"):
             name = kernel  # extern kernels run under a RecordFunction of their own name (the wrapper's)
         if name is None:
             unrecorded.append(key)
             continue
         nodes = list(kernel_information[key].get("pre_grad_nodes") or [])
-        owners = [owner_of[n] for n in nodes if n in owner_of]
-        kernels.append({"name": name, "handle": key, "nodes": nodes,
-                        "module": ".".join(common_owner(owners)) if owners else None})
+        working = [node for node in nodes if node not in views] or nodes
+        paths = [owner_of.get(node) for node in working]
+        known = [path for path in paths if path is not None]
+        module = ".".join(common_owner(known)) if paths and len(known) == len(paths) else None
+        kernels.append({"name": name, "handle": key, "nodes": nodes, "module": module})
     return {"modules": modules, "kernels": kernels, "unrecorded": unrecorded}, unrecorded
 
 
@@ -152,5 +161,5 @@ def _add_kernel_modules(package: Union[str, "os.PathLike[str]", IO[bytes]], expo
     if unrecorded:
         warnings.warn(f"aoti_compile_and_package: {len(unrecorded)} kernel(s) run without a RecordFunction "
                       f"({', '.join(unrecorded[:5])}{', ...' if len(unrecorded) > 5 else ''}): their time "
-                      "stays in the region around them (Triton kernels of a GPU package are such)",
+                      "stays in the region around them, or the residual",
                       stacklevel=3)

@@ -148,7 +148,7 @@ def _note_dynamo_graph(gm: Any, session: "tracking") -> None:
             if node.op not in ("placeholder", "output"):
                 parsed = _last_entry(node)
                 owners[node.name] = () if parsed is None else parsed[1] if parsed[0] == local else None
-                if _is_view(node):
+                if is_view(node):
                     views.add(node.name)
     _dynamo_graphs[_compile_id()] = (type(frame) if len(frames) == 1 else None, owners, views)
     while len(_dynamo_graphs) > _KEPT_DYNAMO_GRAPHS:  # the oldest first: a long job compiles without end
@@ -163,7 +163,7 @@ _VIEWS = frozenset(("view", "view_as", "reshape", "reshape_as", "permute", "tran
                     "narrow", "select", "getitem", "size", "dim"))
 
 
-def _is_view(node: Any) -> bool:
+def is_view(node: Any) -> bool:
     target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
     return node.op in ("call_method", "call_function") and target in _VIEWS
 

@@ -23,12 +23,13 @@ from typing import Dict, List, Optional, Set
 import pytest
 import torch
 import torch._inductor.config
+from torch import nn
 
 import regionprof
 import regionprof.torch as rtorch
-from models import Net
+from models import LinearNormBlock, Net
 from regionprof._command import _environment
-from regionprof._torch_aoti import KERNEL_MODULES_RECORD
+from regionprof._torch_aoti import KERNEL_MODULES_RECORD, kernel_modules
 
 torch._inductor.config.compile_threads = 1  # no compile worker pool: on 2 cores it only costs start-up
 
@@ -177,6 +178,41 @@ def test_a_package_without_a_usable_record_is_refused_naming_the_file(package: P
     done = example(str(broken), "--input-shape", "8,32")
     assert done.returncode == 1
     assert f"'{broken}'" in done.stderr and problem in done.stderr, done.stderr
+
+
+class Flattening(nn.Module):
+    """A caller's view folded into the block's kernel must not move the kernel to the caller (rule 22)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = LinearNormBlock(32, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.a(x.view(8, 32))
+
+
+def test_record_names_of_gpu_and_cpu_kernels_and_views_left_aside() -> None:
+    """kernel_modules on the exported program with a GPU package's forms of kernel information (no compile):
+    a Triton kernel's launch runs under ``kernels_.<kernel>``, a C++ kernel under ``graph_<n>_<kernel>``."""
+    exported = torch.export.export(Flattening().eval(), (X.reshape(4, 64),))
+    names = {n.name for n in exported.graph.nodes}
+    assert {"view", "linear", "layer_norm", "relu"} <= names
+    information = {
+        "triton_poi_fused_relu_1:2": {"pre_grad_nodes": ["layer_norm", "relu"]},
+        "extern_kernels.mm:1": {"pre_grad_nodes": ["view", "linear"]},  # the caller's view aside: a.l's
+        "cpp_fused_view_0:3": {"pre_grad_nodes": ["view"]},  # only a view: the caller's (the root)
+        "triton_per_fused_unknown_4:4": {"pre_grad_nodes": ["no_such_node"]},
+    }
+    recorded = ["kernels_.triton_poi_fused_relu_1", "graph_1_cpp_fused_view_0", "kernels_.triton_per_fused_unknown_4"]
+    entry, unrecorded = kernel_modules(exported, information, recorded)
+    assert [(k["handle"], k["name"], k["module"]) for k in entry["kernels"]] == [
+        ("triton_poi_fused_relu_1:2", "kernels_.triton_poi_fused_relu_1", "a"),
+        ("cpp_fused_view_0:3", "graph_1_cpp_fused_view_0", ""),
+        ("triton_per_fused_unknown_4:4", "kernels_.triton_per_fused_unknown_4", None),
+    ]
+    assert unrecorded == ["extern_kernels.mm:1"] == entry["unrecorded"]  # no RecordFunction of that name
+    assert [m["path"] for m in entry["modules"]] == ["", "a", "a.l", "a.n"]
+    assert entry["modules"][0]["type"].endswith("Flattening")
 
 
 def test_settings_the_mapping_needs_cannot_be_turned_off() -> None:

@@ -606,7 +606,7 @@ std::string read_kernel_modules(const std::string& path) {
 struct package_model {
   std::vector<discovered> tree;
   std::vector<std::pair<std::string, std::optional<std::string>>> kernels;
-  std::vector<std::string> unrecorded;  // kernels without a RecordFunction (Triton kernels of a GPU package)
+  std::vector<std::string> unrecorded;  // kernels that run without a RecordFunction
 };
 
 package_model parse_kernel_modules(const std::string& text, const std::string& path, const std::string& model) {
@@ -1054,7 +1054,7 @@ instrumentation instrument_package(const std::string& package_path, instrument_o
   if (!model.unrecorded.empty()) {
     s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
                            std::to_string(model.unrecorded.size()) + " kernel(s) of the package '" + package_path +
-                               "' run without a RecordFunction (Triton kernels of a GPU package, " +
+                               "' run without a RecordFunction (" +
                                model.unrecorded.front() + (model.unrecorded.size() > 1 ? ", ..." : "") +
                                "): their time is in the region around them, or the residual"});
   }
