@@ -8,6 +8,8 @@
 // thread CPU time (see run_interleaved), which the load and drift of a shared machine cannot bias the way
 // they bias separate runs.
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <caffe2/serialize/inline_container.h>
 #include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -20,6 +22,10 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
+#include <iterator>
+#include <string>
+#include <string_view>
 #include <limits>
 #include <set>
 #include <cstdint>
@@ -273,5 +279,73 @@ void BM_TorchTrain_Interleaved(benchmark::State& state) {
   state.counters["plain_us"] = median(plain_ns) / 1000.0;
 }
 BENCHMARK(BM_TorchTrain_Interleaved)->Unit(benchmark::kMillisecond)->Iterations(30);
+
+// An AOTInductor package's modules as regions (instrument_package): the cost per kernel call. The package
+// holds only regionprof's record, the two-block model's (tests/torch/test_torch_package.cpp); its four
+// kernels a run are emulated by RecordFunctions of their names inside the runner's, as the generated code
+// runs them (a kernel's own work does not change what the adapter adds). Blocks of runs alternate,
+// uninstrumented and instrumented (made before its block, removed after), the capture recording.
+// Reported: `ns_per_kernel`, the median over iterations of (instrumented - plain) per kernel call, and
+// `plain_ns_per_run` (RecordFunctions with no callback: torch's own floor).
+void BM_TorchPackage_KernelCost(benchmark::State& state) {
+  const std::string path = (std::filesystem::temp_directory_path() / "regionprof_bench_two_blocks.pt2").string();
+  {
+    const std::string record = R"({"format": "regionprof kernel modules", "version": 1, "models": {"model": {
+      "modules": [{"path": "", "type": "Net"}, {"path": "a", "type": "Block"}, {"path": "a.l", "type": "Linear"},
+                  {"path": "b", "type": "Block"}, {"path": "b.l", "type": "Linear"}],
+      "kernels": [{"name": "aoti_torch_cpu_addmm_out", "module": "a.l"},
+                  {"name": "graph_0_cpp_fused_native_layer_norm_relu_0", "module": "a"},
+                  {"name": "aoti_torch_cpu_addmm_out", "module": "b.l"},
+                  {"name": "graph_0_cpp_fused_mul_native_layer_norm_relu_1", "module": ""}]}}})";
+    caffe2::serialize::PyTorchStreamWriter writer(path);
+    writer.writeRecord("extra/regionprof_kernel_modules.json", record.data(), record.size());
+    writer.writeEndOfFile();
+  }
+  constexpr std::string_view kernels[] = {"aoti_torch_cpu_addmm_out", "graph_0_cpp_fused_native_layer_norm_relu_0",
+                                          "aoti_torch_cpu_addmm_out", "graph_0_cpp_fused_mul_native_layer_norm_relu_1"};
+  constexpr int block = 2000;
+  const auto time_block = [&] {
+    const std::int64_t start = thread_cpu_ns();
+    for (int i = 0; i < block; ++i) {
+      at::RecordFunction run(at::RecordScope::USER_SCOPE);
+      if (run.isActive()) run.before(std::string_view("AOTIModelContainerRunner::run"));
+      for (const std::string_view name : kernels) {
+        at::RecordFunction kernel(at::RecordScope::FUNCTION);
+        if (kernel.isActive()) kernel.before(name);
+      }
+    }
+    return static_cast<double>(thread_cpu_ns() - start) / block;
+  };
+  const auto instrumented_block = [&] {
+    auto handle = regionprof::torch::instrument_package(path);
+    const double ns = time_block();
+    handle.remove();
+    return ns;
+  };
+  time_block();
+  instrumented_block();
+  regionprof::capture_session capture;
+  std::vector<double> plain_ns;
+  std::vector<double> added_ns[2];  // per kernel call; [0]: plain block first, [1]: instrumented first
+  bool plain_first = true;
+  for (auto _ : state) {
+    double plain = 0;
+    double instrumented = 0;
+    if (plain_first) {
+      plain = time_block();
+      instrumented = instrumented_block();
+    } else {
+      instrumented = instrumented_block();
+      plain = time_block();
+    }
+    added_ns[plain_first ? 0 : 1].push_back((instrumented - plain) / std::size(kernels));
+    plain_ns.push_back(plain);
+    plain_first = !plain_first;
+  }
+  (void)capture.stop();
+  state.counters["ns_per_kernel"] = (median(added_ns[0]) + median(added_ns[1])) / 2;
+  state.counters["plain_ns_per_run"] = median(plain_ns);
+}
+BENCHMARK(BM_TorchPackage_KernelCost)->Unit(benchmark::kMillisecond)->Iterations(40);
 
 }  // namespace

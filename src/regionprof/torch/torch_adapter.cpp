@@ -583,7 +583,6 @@ constexpr const char* kernel_modules_record = "extra/regionprof_kernel_modules.j
 constexpr std::string_view kernel_modules_format = "regionprof kernel modules";
 constexpr std::int64_t kernel_modules_version = 1;
 
-
 /// The package's record, as text. Throws std::invalid_argument naming the file and what is wrong.
 std::string read_kernel_modules(const std::string& path) {
   const std::string where = "regionprof::torch::instrument_package: '" + path + "'";
