@@ -4,10 +4,11 @@
 // it is torch's aoti_compile_and_package plus the record of which module each kernel belongs to. Here the
 // package is loaded with torch::inductor::AOTIModelPackageLoader, as a deployment would, and
 // regionprof::torch::instrument_package makes its modules regions: each kernel call one instance of its
-// module's region. The input is one float tensor of the given shape (random, fixed seed).
+// module's region. The input is one tensor of the given shape, random with a fixed seed: floats, or with
+// --int64-below N integers in [0, N) (token ids for a language model).
 //
-// Usage: torch_aoti PACKAGE --input-shape 8,32 [-o profile.json] [--model NAME] [--every-level] [--ops]
-//                   [--runs N]
+// Usage: torch_aoti PACKAGE --input-shape 8,32 [--int64-below N] [-o profile.json] [--model NAME]
+//                   [--every-level] [--ops] [--runs N]
 // Prints the Markdown report.
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/torch.h>
@@ -31,6 +32,7 @@ namespace {
 struct arguments {
   std::string package;
   std::vector<std::int64_t> input_shape;
+  std::int64_t int64_below = 0;  // 0: a float input
   std::optional<std::string> json_path;
   std::string model = "model";
   bool every_level = false;
@@ -40,8 +42,8 @@ struct arguments {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
-               "torch_aoti: %s\nusage: torch_aoti PACKAGE --input-shape D0,D1,... [-o profile.json] [--model NAME] "
-               "[--every-level] [--ops] [--runs N]\n",
+               "torch_aoti: %s\nusage: torch_aoti PACKAGE --input-shape D0,D1,... [--int64-below N] [-o profile.json] "
+               "[--model NAME] [--every-level] [--ops] [--runs N]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -78,6 +80,8 @@ arguments parse_arguments(int argc, char** argv) {
       args.json_path = std::string(value());
     } else if (flag == "--input-shape") {
       args.input_shape = shape(value());
+    } else if (flag == "--int64-below") {
+      args.int64_below = static_cast<std::int64_t>(positive(flag, value()));
     } else if (flag == "--model") {
       args.model = std::string(value());
     } else if (flag == "--every-level") {
@@ -113,7 +117,9 @@ int main(int argc, char** argv) {
     instrument_options.ops = args.ops;
     auto handle = regionprof::torch::instrument_package(args.package, instrument_options, args.model);
     torch::inductor::AOTIModelPackageLoader loader(args.package, args.model);
-    const std::vector<at::Tensor> inputs{torch::randn(args.input_shape)};
+    const std::vector<at::Tensor> inputs{args.int64_below > 0
+                                             ? torch::randint(0, args.int64_below, args.input_shape, torch::kLong)
+                                             : torch::randn(args.input_shape)};
 
     regionprof::profile_options options;
     options.measured_runs = args.runs;

@@ -164,8 +164,10 @@ _VIEWS = frozenset(("view", "view_as", "reshape", "reshape_as", "permute", "tran
 
 
 def is_view(node: Any) -> bool:
+    """A node that only views its input: a dynamo graph's ``x.view(...)``, ``torch.flatten``; an exported
+    program's ``aten.view.default`` (an operator overload, named ``view.default``)."""
     target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
-    return node.op in ("call_method", "call_function") and target in _VIEWS
+    return node.op in ("call_method", "call_function") and target.split(".", 1)[0] in _VIEWS
 
 
 def _extern_wrappers(namespace: Mapping[str, Any], kernel: str) -> List[str]:

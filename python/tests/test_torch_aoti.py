@@ -199,18 +199,20 @@ def test_record_names_of_gpu_and_cpu_kernels_and_views_left_aside() -> None:
     assert {"view", "linear", "layer_norm", "relu"} <= names
     information = {
         "triton_poi_fused_relu_1:2": {"pre_grad_nodes": ["layer_norm", "relu"]},
-        "extern_kernels.mm:1": {"pre_grad_nodes": ["view", "linear"]},  # the caller's view aside: a.l's
+        "aoti_torch_cuda_mm_out:1": {"pre_grad_nodes": ["view", "linear"]},  # the caller's view aside: a.l's
         "cpp_fused_view_0:3": {"pre_grad_nodes": ["view"]},  # only a view: the caller's (the root)
         "triton_per_fused_unknown_4:4": {"pre_grad_nodes": ["no_such_node"]},
+        "triton_poi_fused_5:5": {"pre_grad_nodes": ["relu"]},
     }
     recorded = ["kernels_.triton_poi_fused_relu_1", "graph_1_cpp_fused_view_0", "kernels_.triton_per_fused_unknown_4"]
     entry, unrecorded = kernel_modules(exported, information, recorded)
     assert [(k["handle"], k["name"], k["module"]) for k in entry["kernels"]] == [
+        ("aoti_torch_cuda_mm_out:1", "aoti_torch_cuda_mm_out", "a.l"),  # an extern kernel: its own name
         ("triton_poi_fused_relu_1:2", "kernels_.triton_poi_fused_relu_1", "a"),
         ("cpp_fused_view_0:3", "graph_1_cpp_fused_view_0", ""),
         ("triton_per_fused_unknown_4:4", "kernels_.triton_per_fused_unknown_4", None),
     ]
-    assert unrecorded == ["extern_kernels.mm:1"] == entry["unrecorded"]  # no RecordFunction of that name
+    assert unrecorded == ["triton_poi_fused_5:5"] == entry["unrecorded"]  # no RecordFunction of that name
     assert [m["path"] for m in entry["modules"]] == ["", "a", "a.l", "a.n"]
     assert entry["modules"][0]["type"].endswith("Flattening")
 
