@@ -24,6 +24,7 @@
 #include <system_error>
 #include <vector>
 
+#include "command_line.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/torch/torch.hpp"
 
@@ -40,66 +41,55 @@ struct arguments {
   std::size_t runs = 10;
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "torch_aoti: %s\nusage: torch_aoti PACKAGE --input-shape D0,D1,... [--int64-below N] [-o profile.json] "
-               "[--model NAME] [--every-level] [--ops] [--runs N]\n",
-               problem.c_str());
-  std::exit(2);
-}
-
-std::size_t positive(std::string_view flag, std::string_view text) {
-  std::size_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value == 0) {
-    usage(std::string(flag) + " needs a positive integer, got '" + std::string(text) + "'");
-  }
-  return value;
-}
-
-std::vector<std::int64_t> shape(std::string_view text) {
+/// `8,32` as {8, 32}.
+std::vector<std::int64_t> shape(example::command_line& line) {
+  std::string_view text = line.value();
   std::vector<std::int64_t> dims;
   while (!text.empty()) {
     const auto comma = text.find(',');
-    dims.push_back(static_cast<std::int64_t>(positive("--input-shape", text.substr(0, comma))));
+    const std::string_view dim = text.substr(0, comma);
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(dim.data(), dim.data() + dim.size(), value);
+    if (error != std::errc{} || end != dim.data() + dim.size() || value <= 0) {
+      line.fail("--input-shape needs positive dimensions separated by commas, e.g. 8,32");
+    }
+    dims.push_back(value);
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
   }
-  if (dims.empty()) usage("--input-shape needs dimensions, e.g. 8,32");
+  if (dims.empty()) line.fail("--input-shape needs dimensions, e.g. 8,32");
   return dims;
 }
 
 arguments parse_arguments(int argc, char** argv) {
   arguments args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    const auto value = [&]() -> std::string_view {
-      if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
-      return argv[++i];
-    };
+  example::command_line line{"torch_aoti", "PACKAGE --input-shape D0,D1,... [--int64-below N] [-o profile.json] "
+                                           "[--model NAME] [--every-level] [--ops] [--runs N]", argc, argv};
+  while (line.next()) {
+    const std::string_view flag = line.flag();
     if (flag == "-o" || flag == "--output") {
-      args.json_path = std::string(value());
+      args.json_path = std::string(line.value());
     } else if (flag == "--input-shape") {
-      args.input_shape = shape(value());
+      args.input_shape = shape(line);
     } else if (flag == "--int64-below") {
-      args.int64_below = static_cast<std::int64_t>(positive(flag, value()));
+      args.int64_below = static_cast<std::int64_t>(line.positive());
     } else if (flag == "--model") {
-      args.model = std::string(value());
+      args.model = std::string(line.value());
     } else if (flag == "--every-level") {
       args.every_level = true;
     } else if (flag == "--ops") {
       args.ops = true;
     } else if (flag == "--runs") {
-      args.runs = positive(flag, value());
+      args.runs = line.positive();
     } else if (flag == "-h" || flag == "--help") {
-      usage("profiles an AOTInductor package module by module and prints the report");
+      line.fail("profiles an AOTInductor package module by module and prints the report");
     } else if (!flag.empty() && flag[0] != '-' && args.package.empty()) {
       args.package = std::string(flag);
     } else {
-      usage("unknown argument '" + std::string(flag) + "'");
+      line.fail("unknown argument '" + std::string(flag) + "'");
     }
   }
-  if (args.package.empty()) usage("no package given");
-  if (args.input_shape.empty()) usage("--input-shape is required");
+  if (args.package.empty()) line.fail("no package given");
+  if (args.input_shape.empty()) line.fail("--input-shape is required");
   return args;
 }
 

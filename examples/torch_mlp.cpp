@@ -20,7 +20,6 @@
 // Prints the Markdown report.
 #include <torch/torch.h>
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -28,8 +27,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 
+#include "command_line.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/torch/torch.hpp"
 
@@ -144,33 +143,14 @@ struct arguments {
   std::int64_t batch = 64;
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr,
-               "torch_mlp: %s\nusage: torch_mlp [-o profile.json] [--eager] [--every-level] [--ops] [--train] "
-               "[--runs N] [--batch N]\n",
-               problem.c_str());
-  std::exit(2);
-}
-
-std::size_t positive(std::string_view flag, std::string_view text) {
-  std::size_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value == 0) {
-    usage(std::string(flag) + " needs a positive integer, got '" + std::string(text) + "'");
-  }
-  return value;
-}
-
 arguments parse_arguments(int argc, char** argv) {
   arguments args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    const auto value = [&]() -> std::string_view {
-      if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
-      return argv[++i];
-    };
+  example::command_line line{"torch_mlp", "[-o profile.json] [--eager] [--every-level] [--ops] [--train] [--runs N] "
+                                          "[--batch N]", argc, argv};
+  while (line.next()) {
+    const std::string_view flag = line.flag();
     if (flag == "-o" || flag == "--output") {
-      args.json_path = std::string(value());
+      args.json_path = std::string(line.value());
     } else if (flag == "--eager") {
       args.eager = true;
     } else if (flag == "--every-level") {
@@ -180,13 +160,13 @@ arguments parse_arguments(int argc, char** argv) {
     } else if (flag == "--train") {
       args.train = true;
     } else if (flag == "--runs") {
-      args.runs = positive(flag, value());
+      args.runs = line.positive();
     } else if (flag == "--batch") {
-      args.batch = static_cast<std::int64_t>(positive(flag, value()));
+      args.batch = static_cast<std::int64_t>(line.positive());
     } else if (flag == "-h" || flag == "--help") {
-      usage("profiles a small LibTorch model module by module and prints the report");
+      line.fail("profiles a small LibTorch model module by module and prints the report");
     } else {
-      usage("unknown argument '" + std::string(flag) + "'");
+      line.fail("unknown argument '" + std::string(flag) + "'");
     }
   }
   return args;

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapter_test_support.hpp"
 #include "regionprof/capture/capture.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/harness/step_profiler.hpp"
@@ -76,21 +77,8 @@ torch::jit::Module net_module() {
   return net;
 }
 
-std::vector<std::string> region_ids(const rt::instrumentation& handle) {
-  std::vector<std::string> ids;
-  for (const auto& region : handle.regions()) ids.push_back(region.region_id);
-  return ids;
-}
-
-/// Region id -> calls, per run, from the analysis.
-std::vector<std::map<std::string, std::uint64_t>> calls_per_run(const regionprof::Profile& profile) {
-  std::vector<std::map<std::string, std::uint64_t>> runs;
-  for (const auto& run : profile.result().runs) {
-    auto& calls = runs.emplace_back();
-    for (const auto& aggregate : run.regions) calls[profile.result().regions[aggregate.region].id] = aggregate.calls;
-  }
-  return runs;
-}
+using adapter_test::calls_per_run;
+using adapter_test::region_ids;
 
 regionprof::profile_options quick_options(const rt::instrumentation& handle, std::size_t runs = 3) {
   regionprof::profile_options options;

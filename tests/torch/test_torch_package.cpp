@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapter_test_support.hpp"
 #include "regionprof/harness/harness.hpp"
 #include "regionprof/torch/torch.hpp"
 
@@ -62,21 +63,8 @@ void run_two_blocks(std::size_t kernels = 4) {
   });
 }
 
-std::vector<std::string> region_ids(const rt::instrumentation& handle) {
-  std::vector<std::string> ids;
-  for (const auto& region : handle.regions()) ids.push_back(region.region_id);
-  return ids;
-}
-
-/// Region id -> calls in each run.
-std::vector<std::map<std::string, std::uint64_t>> calls_per_run(const regionprof::Profile& profile) {
-  std::vector<std::map<std::string, std::uint64_t>> runs;
-  for (const auto& run : profile.result().runs) {
-    auto& calls = runs.emplace_back();
-    for (const auto& aggregate : run.regions) calls[profile.result().regions[aggregate.region].id] = aggregate.calls;
-  }
-  return runs;
-}
+using adapter_test::calls_per_run;
+using adapter_test::region_ids;
 
 /// The module regions' names in the order they start (all threads, all runs).
 std::vector<std::string> region_order(const regionprof::trace& t) {
