@@ -160,19 +160,27 @@ def test_a_kernel_traced_to_no_module_is_a_warning(package: Path, tmp_path: Path
     assert message.startswith("1 kernel call(s) of the package '") and "cpp_fused_native_layer_norm_relu_0" in message
 
 
+def test_a_package_torch_made_has_its_kernels_as_ops_and_a_warning(package: Path, tmp_path: Path) -> None:
+    p = run_example(with_record(package, tmp_path / "plain.pt2", None), tmp_path, "--ops")
+    assert p.data["regions"] == []
+    assert kernels_of(region_ops(p)["(residual)"]) == {
+        "aoti_torch_cpu_addmm_out", "cpp_fused_native_layer_norm_relu_0", "cpp_fused_mul_native_layer_norm_relu_1"}
+    [message] = [w["message"] for w in p.data["warnings"] if w["code"] == "COMPILED_MODULES"]
+    assert "plain.pt2' has no extra/regionprof_kernel_modules.json" in message
+    assert "package the model with regionprof.torch.aoti_compile_and_package" in message
+
+
 RECORD_HEAD = '"format": "regionprof kernel modules", "version"'
 
 
 @pytest.mark.parametrize("record, problem", [
-    (None, "has no extra/regionprof_kernel_modules.json: package the model with "
-           "regionprof.torch.aoti_compile_and_package"),
     ("{not json", "(extra/regionprof_kernel_modules.json): not JSON"),
     ("{" + RECORD_HEAD + ': 7, "models": {}}', "version 7, this regionprof reads version 1"),
     ("{" + RECORD_HEAD + ': 1, "models": {"other": {}}}', "no model 'model' (models: other)"),
     ("{" + RECORD_HEAD + ': 1, "models": {"model": {"modules": [], "kernels": [{"name": "k", "module": "x"}]}}}',
      "kernel 'k' belongs to module 'x', which \"modules\" does not list"),
 ])
-def test_a_package_without_a_usable_record_is_refused_naming_the_file(package: Path, tmp_path: Path,
+def test_a_package_with_a_broken_record_is_refused_naming_the_file(package: Path, tmp_path: Path,
                                                                       record: Optional[str], problem: str) -> None:
     broken = with_record(package, tmp_path / "broken.pt2", record)
     done = example(str(broken), "--input-shape", "8,32")

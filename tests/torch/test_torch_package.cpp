@@ -193,6 +193,30 @@ BOOST_AUTO_TEST_CASE(one_package_at_a_time_and_removal_frees_the_place) {
   BOOST_TEST(region_order(profile.source()).empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_package_without_the_record_has_its_kernels_as_ops_only) {
+  const std::string path = (std::filesystem::temp_directory_path() / "regionprof_torch_made.pt2").string();
+  {
+    caffe2::serialize::PyTorchStreamWriter writer(path);  // what torch's packaging writes besides the model
+    writer.writeRecord("archive_format", "pt2", 3);
+    writer.writeEndOfFile();
+  }
+  auto handle = rt::instrument_package(path, {.ops = true});
+  BOOST_TEST(handle.regions().empty());
+  const std::vector<regionprof::warning> warnings = handle.warnings();
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST(regionprof::to_string(warnings[0].code) == "COMPILED_MODULES");
+  BOOST_TEST(warnings[0].message.find("has no extra/regionprof_kernel_modules.json") != std::string::npos);
+  const regionprof::Profile profile = regionprof::profile([] { run_two_blocks(); }, options_of(handle, 2));
+  BOOST_TEST(region_order(profile.source()).empty());
+  std::map<std::string, int> ranges;
+  const regionprof::trace& recorded = profile.source();
+  for (const auto& interval : recorded.intervals) ++ranges[std::string(recorded.strings.view(interval.name))];
+  BOOST_TEST(ranges["aoti_torch_cpu_addmm_out"] == 6);  // two a run, three runs (one warm-up)
+  BOOST_TEST(ranges["graph_0_cpp_fused_native_layer_norm_relu_0"] == 3);
+  const auto with_record = package_with("regionprof_two_blocks", two_block_record);
+  BOOST_CHECK_NO_THROW(rt::instrument_package(with_record).remove());  // no package table was taken
+}
+
 BOOST_AUTO_TEST_CASE(bad_packages_and_options_are_refused_naming_the_file) {
   const auto message = [](const auto& call) -> std::string {
     try {

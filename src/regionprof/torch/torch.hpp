@@ -155,8 +155,10 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
 /// and of its marked ancestors'. Discovery and `tuned`, `every_level`, `ops` (each kernel an op range too)
 /// and `memory` are as for a module; `backward` is refused. Run the package through its own
 /// `torch::inductor::AOTIModelPackageLoader`, on any thread. One package at a time (std::logic_error
-/// otherwise: kernel names repeat between packages). Throws std::invalid_argument naming the file when it is
-/// not a package or carries no mapping, and for a model name it does not hold.
+/// otherwise: kernel names repeat between packages). A package torch made (no record) gets no regions, its
+/// kernels only ops with `ops` (compiled with `cpp.enable_kernel_profile`), and a `COMPILED_MODULES`
+/// warning in warnings(). Throws std::invalid_argument naming the file when it is not a package, its
+/// record is malformed, or it holds no model of that name.
 ///
 /// ```
 /// torch::inductor::AOTIModelPackageLoader loader("model.pt2");

@@ -583,20 +583,17 @@ constexpr const char* kernel_modules_record = "extra/regionprof_kernel_modules.j
 constexpr std::string_view kernel_modules_format = "regionprof kernel modules";
 constexpr std::int64_t kernel_modules_version = 1;
 
-/// The package's record, as text. Throws std::invalid_argument naming the file and what is wrong.
-std::string read_kernel_modules(const std::string& path) {
-  const std::string where = "regionprof::torch::instrument_package: '" + path + "'";
+/// The package's record, as text, or nothing when the package carries none. Throws std::invalid_argument
+/// naming the file when it is not a package.
+std::optional<std::string> read_kernel_modules(const std::string& path) {
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
-    if (!reader.hasRecord(kernel_modules_record)) {
-      throw std::invalid_argument(where + " has no " + kernel_modules_record +
-                                  ": package the model with regionprof.torch.aoti_compile_and_package (docs/torch.md, "
-                                  "AOTInductor) for its kernels to be traced to modules");
-    }
+    if (!reader.hasRecord(kernel_modules_record)) return std::nullopt;
     auto [data, size] = reader.getRecord(kernel_modules_record);
     return std::string(static_cast<const char*>(data.get()), size);
   } catch (const c10::Error& error) {
-    throw std::invalid_argument(where + " cannot be read as a .pt2 package: " + error.what_without_backtrace());
+    throw std::invalid_argument("regionprof::torch::instrument_package: '" + path +
+                                "' cannot be read as a .pt2 package: " + error.what_without_backtrace());
   }
 }
 
@@ -1012,7 +1009,21 @@ instrumentation instrument_package(const std::string& package_path, instrument_o
     throw std::invalid_argument("regionprof::torch::instrument_package: backward = true, but an AOTInductor package "
                                 "runs inference only");
   }
-  const package_model model = parse_kernel_modules(read_kernel_modules(package_path), package_path, model_name);
+  const std::optional<std::string> record = read_kernel_modules(package_path);
+  if (!record) {
+    // A package torch made: its kernels are ops (with `ops`, when compiled with kernel profiling on), in
+    // no module's region.
+    auto s = std::make_unique<instrumentation::state>();
+    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
+                           "the package '" + package_path + "' has no " + kernel_modules_record +
+                               ": its kernels are traced to no module, so its modules are no regions and its "
+                               "time is in the region around run(), or the residual (package the model with "
+                               "regionprof.torch.aoti_compile_and_package, docs/torch.md, AOTInductor packages)"});
+    s->acquire_callbacks(options);
+    s->install_memory_reporting(options);
+    return instrumentation(std::move(s));
+  }
+  const package_model model = parse_kernel_modules(*record, package_path, model_name);
   discovery found = discover(model.tree, options);
   std::unordered_map<std::string, detail::slot_id> slot_of;  // marked module path -> its slot
   for (std::size_t k = 0; k < found.marked.size(); ++k) {
