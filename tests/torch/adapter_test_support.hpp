@@ -1,6 +1,7 @@
-// What the adapter's test files read from a handle and a profile.
+// What the adapter's test files read from a handle, a profile and a capture.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,6 +27,13 @@ inline std::vector<std::map<std::string, std::uint64_t>> calls_per_run(const reg
     for (const auto& aggregate : run.regions) calls[profile.result().regions[aggregate.region].id] = aggregate.calls;
   }
   return runs;
+}
+
+/// Name -> number of captured ranges with that name (all threads).
+inline std::map<std::string, std::size_t> range_counts(const regionprof::trace& t) {
+  std::map<std::string, std::size_t> counts;
+  for (const auto& interval : t.intervals) ++counts[std::string(t.strings.view(interval.name))];
+  return counts;
 }
 
 }  // namespace adapter_test

@@ -78,6 +78,7 @@ torch::jit::Module net_module() {
 }
 
 using adapter_test::calls_per_run;
+using adapter_test::range_counts;
 using adapter_test::region_ids;
 
 regionprof::profile_options quick_options(const rt::instrumentation& handle, std::size_t runs = 3) {
@@ -86,13 +87,6 @@ regionprof::profile_options quick_options(const rt::instrumentation& handle, std
   options.measured_runs = runs;
   options.module_types = handle.module_types();
   return options;
-}
-
-/// Name -> number of captured ranges with that name (all threads).
-std::map<std::string, std::size_t> range_counts(const regionprof::trace& t) {
-  std::map<std::string, std::size_t> counts;
-  for (const auto& interval : t.intervals) ++counts[std::string(t.strings.view(interval.name))];
-  return counts;
 }
 
 std::size_t adapter_ranges(const regionprof::trace& t) {

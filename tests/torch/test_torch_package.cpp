@@ -64,6 +64,7 @@ void run_two_blocks(std::size_t kernels = 4) {
 }
 
 using adapter_test::calls_per_run;
+using adapter_test::range_counts;
 using adapter_test::region_ids;
 
 /// The module regions' names in the order they start (all threads, all runs).
@@ -208,11 +209,9 @@ BOOST_AUTO_TEST_CASE(a_package_without_the_record_has_its_kernels_as_ops_only) {
   BOOST_TEST(warnings[0].message.find("has no extra/regionprof_kernel_modules.json") != std::string::npos);
   const regionprof::Profile profile = regionprof::profile([] { run_two_blocks(); }, options_of(handle, 2));
   BOOST_TEST(region_order(profile.source()).empty());
-  std::map<std::string, int> ranges;
-  const regionprof::trace& recorded = profile.source();
-  for (const auto& interval : recorded.intervals) ++ranges[std::string(recorded.strings.view(interval.name))];
-  BOOST_TEST(ranges["aoti_torch_cpu_addmm_out"] == 6);  // two a run, three runs (one warm-up)
-  BOOST_TEST(ranges["graph_0_cpp_fused_native_layer_norm_relu_0"] == 3);
+  const auto ranges = range_counts(profile.source());
+  BOOST_TEST(ranges.at("aoti_torch_cpu_addmm_out") == 6u);  // two a run, three runs (one warm-up)
+  BOOST_TEST(ranges.at("graph_0_cpp_fused_native_layer_norm_relu_0") == 3u);
   const auto with_record = package_with("regionprof_two_blocks", two_block_record);
   BOOST_CHECK_NO_THROW(rt::instrument_package(with_record).remove());  // no package table was taken
 }

@@ -1003,27 +1003,12 @@ instrumentation instrument(::torch::nn::Module& module, instrument_options optio
   return instrumentation(std::move(s));
 }
 
-instrumentation instrument_package(const std::string& package_path, instrument_options options,
-                                   const std::string& model_name) {
-  if (options.backward) {
-    throw std::invalid_argument("regionprof::torch::instrument_package: backward = true, but an AOTInductor package "
-                                "runs inference only");
-  }
-  const std::optional<std::string> record = read_kernel_modules(package_path);
-  if (!record) {
-    // A package torch made: its kernels are ops (with `ops`, when compiled with kernel profiling on), in
-    // no module's region.
-    auto s = std::make_unique<instrumentation::state>();
-    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
-                           "the package '" + package_path + "' has no " + kernel_modules_record +
-                               ": its kernels are traced to no module, so its modules are no regions and its "
-                               "time is in the region around run(), or the residual (package the model with "
-                               "regionprof.torch.aoti_compile_and_package, docs/torch.md, AOTInductor packages)"});
-    s->acquire_callbacks(options);
-    s->install_memory_reporting(options);
-    return instrumentation(std::move(s));
-  }
-  const package_model model = parse_kernel_modules(*record, package_path, model_name);
+namespace {
+
+/// The regions of a package's modules made of its kernels (`model`, the package's record): the package
+/// table and callback taken into `s`, the kernels not attributed in its warnings.
+void install_package_regions(instrumentation::state& s, const package_model& model, const instrument_options& options,
+                             const std::string& package_path) {
   discovery found = discover(model.tree, options);
   std::unordered_map<std::string, detail::slot_id> slot_of;  // marked module path -> its slot
   for (std::size_t k = 0; k < found.marked.size(); ++k) {
@@ -1053,16 +1038,15 @@ instrumentation instrument_package(const std::string& package_path, instrument_o
     entry->second.places.push_back(std::move(regions));
   }
 
-  auto s = std::make_unique<instrumentation::state>();
-  s->regions = std::move(found.regions);
+  s.regions = std::move(found.regions);
   if (untraced != 0) {
-    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
+    s.warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
                            std::to_string(untraced) + " kernel call(s) of the package '" + package_path +
                                "' could not be traced to a module (" + untraced_names + (untraced > 5 ? ", ..." : "") +
                                "): their time is in the region around them, or the residual"});
   }
   if (!model.unrecorded.empty()) {
-    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
+    s.warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
                            std::to_string(model.unrecorded.size()) + " kernel(s) of the package '" + package_path +
                                "' run without a RecordFunction (" +
                                model.unrecorded.front() + (model.unrecorded.size() > 1 ? ", ..." : "") +
@@ -1080,7 +1064,29 @@ instrumentation instrument_package(const std::string& package_path, instrument_o
     package_kernels::current.store(nullptr, std::memory_order_release);
     throw;
   }
-  s->holds_package = true;
+  s.holds_package = true;
+}
+
+}  // namespace
+
+instrumentation instrument_package(const std::string& package_path, instrument_options options,
+                                   const std::string& model_name) {
+  if (options.backward) {
+    throw std::invalid_argument("regionprof::torch::instrument_package: backward = true, but an AOTInductor package "
+                                "runs inference only");
+  }
+  auto s = std::make_unique<instrumentation::state>();
+  if (const std::optional<std::string> record = read_kernel_modules(package_path)) {
+    install_package_regions(*s, parse_kernel_modules(*record, package_path, model_name), options, package_path);
+  } else {
+    // A package torch made: its kernels are ops (with `ops`, when compiled with kernel profiling on), in
+    // no module's region.
+    s->warnings.push_back({warning_code::compiled_modules, warning_source::nvtx,
+                           "the package '" + package_path + "' has no " + kernel_modules_record +
+                               ": its kernels are traced to no module, so its modules are no regions and its "
+                               "time is in the region around run(), or the residual (package the model with "
+                               "regionprof.torch.aoti_compile_and_package, docs/torch.md, AOTInductor packages)"});
+  }
   s->acquire_callbacks(options);
   s->install_memory_reporting(options);
   return instrumentation(std::move(s));
