@@ -45,10 +45,10 @@ INDUCTOR_CONFIGS: Mapping[str, Any] = {"cpp.enable_kernel_profile": True, "trace
 
 _KERNEL_INFORMATION = re.compile(r"data/aotinductor/([^/]+)/kernel_information\.json$")
 _RECORDED_NAME = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\("([^"]+)"')
-# The name a generated kernel's RecordFunction has, for a kernel named {}: `graph_<id>_<kernel>` for a C++
-# kernel (inductor's codegen/cpp.py), `kernels_.<kernel>` for a Triton kernel's launch in a GPU package
-# (codegen/cpp_wrapper_gpu.py), the kernel's own name for an extern kernel.
-_RECORDED_FORM = r"(?:graph_\d+_|kernels_\.)?{}"
+# What precedes a kernel's name in the name of the RecordFunction it runs under: `graph_<id>_` for a C++
+# kernel (inductor's codegen/cpp.py), `kernels_.` for a Triton kernel's launch in a GPU package
+# (codegen/cpp_wrapper_gpu.py), nothing for an extern kernel.
+_RECORDED_PREFIX = re.compile(r"graph_\d+_|kernels_\.")
 
 
 def aoti_compile_and_package(exported_program: "torch.export.ExportedProgram", *,
@@ -111,12 +111,15 @@ def kernel_modules(exported_program: Any, kernel_information: Mapping[str, Any],
     ``pre_grad_nodes``); ``recorded_names``: the RecordFunction names the generated kernels have.
     """
     modules, owner_of, views = _module_tree(exported_program)
+    recorded_for: Dict[str, str] = {}  # kernel -> its RecordFunction's name
+    for recorded in recorded_names:
+        prefix = _RECORDED_PREFIX.match(recorded)
+        recorded_for.setdefault(recorded[prefix.end():] if prefix else recorded, recorded)
     kernels: List[Dict[str, Any]] = []
     unrecorded: List[str] = []
     for key in sorted(kernel_information, key=_handle_order):
         kernel = key.rpartition(":")[0] or key
-        form = re.compile(_RECORDED_FORM.format(re.escape(kernel)))
-        name = next((recorded for recorded in recorded_names if form.fullmatch(recorded)), None)
+        name = recorded_for.get(kernel)
         if name is None and kernel.startswith("aoti_torch_"):
             name = kernel  # extern kernels run under a RecordFunction of their own name (the wrapper's)
         if name is None:

@@ -23,8 +23,8 @@ except ImportError as _error:  # torch is optional: the rest of regionprof works
     ) from _error
 
 from regionprof import _keywords, _native, _steps, _torch_compiled, _torch_ops
-from regionprof._torch_aoti import aoti_compile_and_package
 from regionprof._api import Profile, _check_bool, _run_native
+from regionprof._torch_aoti import aoti_compile_and_package
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
